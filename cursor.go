@@ -1,0 +1,119 @@
+package cdnapi
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"time"
+)
+
+// List names the list a cursor belongs to, so that a cursor of one list is
+// refused by another.
+type List byte
+
+// The lists that take cursors.
+const (
+	ListFiles  List = 1
+	ListAssets List = 2
+)
+
+// cursorVersion is the first byte of every cursor. A change of layout gets a
+// new version, and cursors of the old one are refused as invalid.
+const cursorVersion = 1
+
+// MinCursorSecret is the shortest key a CursorCodec accepts.
+const MinCursorSecret = 16
+
+// cursorEncoding is strict so that every cursor has exactly one spelling:
+// changing any character, even one whose bits the decoder would otherwise
+// drop, yields a cursor that is refused.
+var cursorEncoding = base64.RawURLEncoding.Strict()
+
+// CursorCodec encodes and checks the opaque pagination cursors of the lists.
+//
+// A cursor is URL-safe base64, without padding, of
+//
+//	version | list | uvarint len(filter) | filter | varint unix seconds | uvarint len(id) | id | HMAC-SHA256
+//
+// where the HMAC covers every byte before it. The filter binds the cursor to
+// the query it came from: the project for files, the region (or "") for
+// assets. Cursors do not expire.
+type CursorCodec struct {
+	key []byte
+}
+
+// NewCursorCodec returns a codec that signs with key, which must be at least
+// MinCursorSecret bytes long.
+func NewCursorCodec(key []byte) (*CursorCodec, error) {
+	if len(key) < MinCursorSecret {
+		return nil, errors.New("cdnapi: cursor secret must be at least 16 bytes")
+	}
+	return &CursorCodec{key: append([]byte(nil), key...)}, nil
+}
+
+// Encode returns the cursor that continues list, under filter, after p.
+func (c *CursorCodec) Encode(list List, filter string, p Position) string {
+	b := make([]byte, 0, 2+2*binary.MaxVarintLen64+len(filter)+len(p.ID)+sha256.Size)
+	b = append(b, cursorVersion, byte(list))
+	b = binary.AppendUvarint(b, uint64(len(filter)))
+	b = append(b, filter...)
+	b = binary.AppendVarint(b, p.CreatedAt.Unix())
+	b = binary.AppendUvarint(b, uint64(len(p.ID)))
+	b = append(b, p.ID...)
+	b = append(b, c.mac(b)...)
+	return cursorEncoding.EncodeToString(b)
+}
+
+// Decode checks that s is a cursor this codec issued for list and filter,
+// and returns its position. Any failure is an *Error with CodeCursorInvalid
+// that tells the client what to do; why it failed is not revealed.
+func (c *CursorCodec) Decode(list List, filter, s string) (Position, error) {
+	invalid := Errorf(CodeCursorInvalid, "cursor",
+		"cursor is not valid for this list; use the next_cursor of a previous response to the same request")
+	raw, err := cursorEncoding.DecodeString(s)
+	if err != nil || len(raw) < 2+sha256.Size {
+		return Position{}, invalid
+	}
+	body, mac := raw[:len(raw)-sha256.Size], raw[len(raw)-sha256.Size:]
+	if !hmac.Equal(mac, c.mac(body)) {
+		return Position{}, invalid
+	}
+	// The MAC is good, so the bytes are ours; the checks below only refuse
+	// cursors of another version, list or filter.
+	if body[0] != cursorVersion || List(body[1]) != list {
+		return Position{}, invalid
+	}
+	r := body[2:]
+	f, r, ok := readBytes(r)
+	if !ok || string(f) != filter {
+		return Position{}, invalid
+	}
+	secs, n := binary.Varint(r)
+	if n <= 0 {
+		return Position{}, invalid
+	}
+	id, r, ok := readBytes(r[n:])
+	if !ok || len(r) != 0 {
+		return Position{}, invalid
+	}
+	return Position{CreatedAt: time.Unix(secs, 0).UTC(), ID: string(id)}, nil
+}
+
+// mac returns the HMAC-SHA256 of b under the codec's key.
+func (c *CursorCodec) mac(b []byte) []byte {
+	m := hmac.New(sha256.New, c.key)
+	m.Write(b)
+	return m.Sum(nil)
+}
+
+// readBytes reads a uvarint length and that many bytes.
+func readBytes(b []byte) (v, rest []byte, ok bool) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return nil, nil, false
+	}
+	b = b[k:]
+	return b[:n], b[n:], true
+}

@@ -1,0 +1,75 @@
+package cdnapi
+
+import (
+	"context"
+	"time"
+)
+
+// Position is a place in a list ordered newest first, by created_at DESC and
+// then id DESC. Listing "after" a Position returns the rows that sort strictly
+// after it, so rows inserted while a client pages never cause duplicates or
+// skips among the rows that were there before.
+type Position struct {
+	CreatedAt time.Time
+	ID        string
+}
+
+// FileQuery selects a page of a project's files.
+type FileQuery struct {
+	Project string
+	After   *Position // nil starts at the newest file
+	Limit   int       // the most rows to return; at least 1
+}
+
+// AssetQuery selects a page of assets.
+type AssetQuery struct {
+	Region string    // a region code, or "" for every region
+	After  *Position // nil starts at the newest asset
+	Limit  int       // the most rows to return; at least 1
+}
+
+// Store is where cdnapi keeps its data. Every engine (SQLite, PostgreSQL)
+// implements it and passes the behaviour suite in internal/storetest.
+//
+// List methods run keyset range scans: their cost does not grow with the depth
+// of the page. An error that is not ErrNotFound or an *Error means the store
+// could not answer; the HTTP edge reports it as storage_unavailable.
+type Store interface {
+	// ListFiles returns up to q.Limit files of q.Project, newest first.
+	ListFiles(ctx context.Context, q FileQuery) ([]File, error)
+	// ListAssets returns up to q.Limit assets, newest first, of one region
+	// or of all.
+	ListAssets(ctx context.Context, q AssetQuery) ([]Asset, error)
+	// ListRegions returns every region, ordered by code.
+	ListRegions(ctx context.Context) ([]Region, error)
+	// Region returns the region with the given code, or ErrNotFound.
+	Region(ctx context.Context, code string) (Region, error)
+
+	// PutFiles inserts files, replacing any with the same ID, in one
+	// transaction: all are written or none.
+	PutFiles(ctx context.Context, files []File) error
+	// PutAssets inserts assets, replacing any with the same ID, in one
+	// transaction.
+	PutAssets(ctx context.Context, assets []Asset) error
+	// PutRegions inserts regions, replacing any with the same code, in one
+	// transaction.
+	PutRegions(ctx context.Context, regions []Region) error
+
+	// CursorSecret returns the key that authenticates cursors. The first
+	// call on an empty database generates a random key and stores it; every
+	// later call, from any process sharing the database, returns that key.
+	CursorSecret(ctx context.Context) ([]byte, error)
+
+	// ComponentOverrides returns the component statuses operators have set,
+	// ordered by name. Expired overrides may be included; see Active.
+	ComponentOverrides(ctx context.Context) ([]ComponentOverride, error)
+	// SetComponentOverride sets, or replaces, the override of o.Name.
+	SetComponentOverride(ctx context.Context, o ComponentOverride) error
+	// ClearComponentOverride removes the override of a component, if any.
+	ClearComponentOverride(ctx context.Context, name string) error
+
+	// Ping checks that the store answers.
+	Ping(ctx context.Context) error
+	// Close releases the store's connections.
+	Close() error
+}
