@@ -1,0 +1,129 @@
+package cdnapi_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cdnapi/cdnapi"
+)
+
+func newCodec(t testing.TB, key string) *cdnapi.CursorCodec {
+	t.Helper()
+	c, err := cdnapi.NewCursorCodec([]byte(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestCursorRoundTrip(t *testing.T) {
+	c := newCodec(t, "0123456789abcdef0123456789abcdef")
+	tests := []struct {
+		name   string
+		list   cdnapi.List
+		filter string
+		pos    cdnapi.Position
+	}{
+		{"files", cdnapi.ListFiles, "default", cdnapi.Position{CreatedAt: time.Date(2026, 11, 20, 14, 3, 7, 0, time.UTC), ID: "fil_abc"}},
+		{"assets all regions", cdnapi.ListAssets, "", cdnapi.Position{CreatedAt: time.Unix(1, 0).UTC(), ID: "ast_Z"}},
+		{"assets one region", cdnapi.ListAssets, "FRA1", cdnapi.Position{CreatedAt: time.Unix(1<<40, 0).UTC(), ID: "ast_" + strings.Repeat("x", 64)}},
+		{"before 1970", cdnapi.ListFiles, "ünïcode project", cdnapi.Position{CreatedAt: time.Unix(-86400, 0).UTC(), ID: "fil_1"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := c.Encode(tt.list, tt.filter, tt.pos)
+			if strings.ContainsAny(s, "+/=") {
+				t.Errorf("cursor %q is not URL-safe unpadded base64", s)
+			}
+			got, err := c.Decode(tt.list, tt.filter, s)
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if !got.CreatedAt.Equal(tt.pos.CreatedAt) || got.ID != tt.pos.ID {
+				t.Errorf("Decode = %+v, want %+v", got, tt.pos)
+			}
+		})
+	}
+}
+
+func TestCursorRefused(t *testing.T) {
+	c := newCodec(t, "0123456789abcdef0123456789abcdef")
+	pos := cdnapi.Position{CreatedAt: time.Date(2026, 11, 20, 14, 3, 7, 0, time.UTC), ID: "fil_abc"}
+	valid := c.Encode(cdnapi.ListFiles, "default", pos)
+	other := newCodec(t, "another secret, also long enough")
+
+	tests := []struct {
+		name   string
+		codec  *cdnapi.CursorCodec
+		list   cdnapi.List
+		filter string
+		cursor string
+	}{
+		{"empty", c, cdnapi.ListFiles, "default", ""},
+		{"not base64", c, cdnapi.ListFiles, "default", "!!!!"},
+		{"padded", c, cdnapi.ListFiles, "default", valid + "="},
+		{"truncated", c, cdnapi.ListFiles, "default", valid[:len(valid)-4]},
+		{"extended", c, cdnapi.ListFiles, "default", valid + "AA"},
+		{"other list", c, cdnapi.ListAssets, "default", valid},
+		{"other filter", c, cdnapi.ListFiles, "other", valid},
+		{"other key", other, cdnapi.ListFiles, "default", valid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tt.codec.Decode(tt.list, tt.filter, tt.cursor)
+			if code := cdnapi.ErrorCode(err); code != cdnapi.CodeCursorInvalid {
+				t.Errorf("Decode error code = %q (err %v), want %q", code, err, cdnapi.CodeCursorInvalid)
+			}
+		})
+	}
+}
+
+// TestCursorEveryByteChanged changes each character of a valid cursor in
+// turn, to every other character of the alphabet, and expects a refusal
+// every time: strict decoding leaves no character whose bits are ignored.
+func TestCursorEveryByteChanged(t *testing.T) {
+	c := newCodec(t, "0123456789abcdef0123456789abcdef")
+	valid := c.Encode(cdnapi.ListAssets, "FRA1", cdnapi.Position{CreatedAt: time.Unix(1790000000, 0), ID: "ast_q"})
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	for i := range len(valid) {
+		for _, r := range alphabet {
+			if byte(r) == valid[i] {
+				continue
+			}
+			mutated := valid[:i] + string(r) + valid[i+1:]
+			if _, err := c.Decode(cdnapi.ListAssets, "FRA1", mutated); err == nil {
+				t.Fatalf("cursor with position %d changed to %q was accepted", i, r)
+			}
+		}
+	}
+}
+
+func TestNewCursorCodecShortKey(t *testing.T) {
+	if _, err := cdnapi.NewCursorCodec([]byte("short")); err == nil {
+		t.Fatal("NewCursorCodec accepted a 5-byte key")
+	}
+}
+
+func FuzzCursorDecode(f *testing.F) {
+	c := newCodec(f, "0123456789abcdef0123456789abcdef")
+	f.Add(c.Encode(cdnapi.ListFiles, "default", cdnapi.Position{CreatedAt: time.Unix(1790000000, 0), ID: "fil_1"}))
+	f.Add("")
+	f.Add("AQ")
+	f.Fuzz(func(t *testing.T, s string) {
+		pos, err := c.Decode(cdnapi.ListFiles, "default", s)
+		if err != nil {
+			var e *cdnapi.Error
+			if !errors.As(err, &e) || e.Code != cdnapi.CodeCursorInvalid {
+				t.Fatalf("Decode(%q) error %v is not cursor_invalid", s, err)
+			}
+			return
+		}
+		// Whatever decodes must encode back to the same cursor: there is one
+		// spelling per position.
+		if again := c.Encode(cdnapi.ListFiles, "default", pos); again != s {
+			t.Fatalf("Decode(%q) = %+v, which encodes to %q", s, pos, again)
+		}
+	})
+}
