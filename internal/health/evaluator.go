@@ -1,0 +1,265 @@
+// Package health measures the components of cdnapi and keeps the status
+// document that GET /api/v1/status serves.
+//
+// An Evaluator probes the components in the background and publishes each
+// result as an immutable document, so serving the status never waits on the
+// database or the network: when storage hangs, the status endpoint still
+// answers at once and reports the outage.
+package health
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cdnapi/cdnapi"
+)
+
+// Store is what the Evaluator needs of the store; cdnapi.Store satisfies it.
+type Store interface {
+	Ping(ctx context.Context) error
+	ComponentOverrides(ctx context.Context) ([]cdnapi.ComponentOverride, error)
+}
+
+// The defaults of Config.
+const (
+	DefaultInterval      = 5 * time.Second
+	DefaultPingTimeout   = time.Second
+	DefaultSlowThreshold = 250 * time.Millisecond
+)
+
+// Config configures an Evaluator. Zero fields take their defaults.
+type Config struct {
+	Region string // name of the answering region, shown in the document
+
+	Interval time.Duration // time between evaluations; DefaultInterval
+	// PingTimeout bounds every probe of a round: the store ping, the read
+	// of the operator overrides and each HTTP health check.
+	// DefaultPingTimeout.
+	PingTimeout time.Duration
+	// SlowThreshold is the probe duration above which a component that
+	// answers is degraded_performance. DefaultSlowThreshold.
+	SlowThreshold time.Duration
+
+	// UploadHealthURL and VirusScanningHealthURL, when set, are probed with
+	// HTTP GET each round; when empty, those components show what an
+	// operator set in the store, operational until set.
+	UploadHealthURL        string
+	VirusScanningHealthURL string
+
+	HTTPClient *http.Client     // client of the HTTP probes; a plain one if nil
+	Logger     *slog.Logger     // where status changes are logged; discarded if nil
+	Now        func() time.Time // clock of updated_at and override expiry; time.Now if nil
+}
+
+// Evaluator measures the components and publishes the status document.
+//
+// New does not measure anything. Until the first evaluation, Document
+// reports every component but the API as major_outage, because nothing
+// vouches for them yet; callers run Evaluate once before they serve, and
+// then Run in the background.
+type Evaluator struct {
+	store Store
+	cfg   Config
+	doc   atomic.Pointer[cdnapi.StatusDocument]
+
+	round sync.Mutex // serialises rounds, so that documents are published in order
+
+	mu             sync.Mutex // guards the fields below, never held during I/O
+	draining       bool
+	measured       map[string]measurement // last measurement per component
+	overrides      []cdnapi.ComponentOverride
+	overridesStale bool // the last read of the overrides failed
+	published      map[string]cdnapi.Status
+}
+
+// measurement is the result of one probe of a component.
+type measurement struct {
+	status cdnapi.Status
+	err    error // why the component is not operational; logged for storage only
+}
+
+// New returns an Evaluator of store's components. It starts nothing and
+// does no I/O.
+func New(store Store, cfg Config) *Evaluator {
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if cfg.PingTimeout <= 0 {
+		cfg.PingTimeout = DefaultPingTimeout
+	}
+	if cfg.SlowThreshold <= 0 {
+		cfg.SlowThreshold = DefaultSlowThreshold
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{}
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	e := &Evaluator{store: store, cfg: cfg, measured: map[string]measurement{}}
+	for _, name := range cdnapi.Components {
+		if name != cdnapi.ComponentAPI {
+			e.measured[name] = measurement{status: cdnapi.StatusMajorOutage}
+		}
+	}
+	e.mu.Lock()
+	e.publishLocked(false)
+	e.mu.Unlock()
+	return e
+}
+
+// Run evaluates at once and then every Interval until ctx ends.
+func (e *Evaluator) Run(ctx context.Context) {
+	t := time.NewTicker(e.cfg.Interval)
+	defer t.Stop()
+	for {
+		e.Evaluate(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Evaluate runs one round: it probes every component concurrently, each
+// within PingTimeout, publishes the resulting document and returns it. If
+// ctx ends during the round, nothing is published, since probes cut short
+// by the caller say nothing about the components.
+func (e *Evaluator) Evaluate(ctx context.Context) cdnapi.StatusDocument {
+	e.round.Lock()
+	defer e.round.Unlock()
+
+	var (
+		wg                    sync.WaitGroup
+		storage, upload, scan measurement
+		overrides             []cdnapi.ComponentOverride
+		overridesErr          error
+	)
+	wg.Go(func() { storage = e.pingStore(ctx) })
+	wg.Go(func() { overrides, overridesErr = e.readOverrides(ctx) })
+	if e.cfg.UploadHealthURL != "" {
+		wg.Go(func() { upload = e.probeURL(ctx, e.cfg.UploadHealthURL) })
+	}
+	if e.cfg.VirusScanningHealthURL != "" {
+		wg.Go(func() { scan = e.probeURL(ctx, e.cfg.VirusScanningHealthURL) })
+	}
+	wg.Wait()
+	if ctx.Err() != nil {
+		return e.Document()
+	}
+
+	// Without a health URL a component has nothing to measure: it is
+	// operational unless an operator says otherwise.
+	if e.cfg.UploadHealthURL == "" {
+		upload = measurement{status: cdnapi.StatusOperational}
+	}
+	if e.cfg.VirusScanningHealthURL == "" {
+		scan = measurement{status: cdnapi.StatusOperational}
+	}
+
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.measured[cdnapi.ComponentStorage] = storage
+	e.measured[cdnapi.ComponentUpload] = upload
+	e.measured[cdnapi.ComponentVirusScanning] = scan
+	if overridesErr == nil {
+		e.overrides = overrides
+		e.overridesStale = false
+	} else if !e.overridesStale {
+		// Keep the last known overrides: an operator's maintenance
+		// window should not flap off because the store hiccups. Storage
+		// reports the failure itself, so this is logged once per spell.
+		e.overridesStale = true
+		e.cfg.Logger.Warn("health: cannot read component overrides; keeping the last known", "error", overridesErr)
+	}
+	return e.publishLocked(true)
+}
+
+// Document returns the last published status document. It never blocks
+// on I/O. The caller owns the returned Components slice.
+func (e *Evaluator) Document() cdnapi.StatusDocument {
+	d := *e.doc.Load()
+	d.Components = append([]cdnapi.Component(nil), d.Components...)
+	return d
+}
+
+// SetDraining marks the process as draining for shutdown: the API component
+// is under_maintenance from this call on, unless an operator override says
+// otherwise. The document is republished at once, without waiting for the
+// next round.
+func (e *Evaluator) SetDraining() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.draining = true
+	e.publishLocked(true)
+}
+
+// publishLocked builds the document from the last measurements and the
+// active overrides, stores it, logs each component whose status changed
+// and returns it. e.mu must be held. The placeholder document of New is not
+// logged, so the first evaluation logs every component once.
+func (e *Evaluator) publishLocked(logChanges bool) cdnapi.StatusDocument {
+	now := e.cfg.Now().UTC().Truncate(time.Second)
+	active := map[string]cdnapi.Status{}
+	for _, o := range e.overrides {
+		// Overrides come from the database; a value this build does not
+		// know is ignored rather than shown.
+		if o.Active(now) && o.Status.Valid() {
+			active[o.Name] = o.Status
+		}
+	}
+
+	doc := &cdnapi.StatusDocument{
+		Status:     cdnapi.StatusOperational,
+		Version:    cdnapi.Version,
+		Region:     e.cfg.Region,
+		Components: make([]cdnapi.Component, len(cdnapi.Components)),
+		UpdatedAt:  now,
+	}
+	statuses := make(map[string]cdnapi.Status, len(cdnapi.Components))
+	for i, name := range cdnapi.Components {
+		m := e.measured[name]
+		if name == cdnapi.ComponentAPI {
+			m = measurement{status: cdnapi.StatusOperational}
+			if e.draining {
+				m.status = cdnapi.StatusUnderMaintenance
+			}
+		}
+		s := m.status
+		// An operator override wins over the measurement: that is what
+		// putting a component into maintenance by hand means.
+		if o, ok := active[name]; ok {
+			s = o
+		}
+		doc.Components[i] = cdnapi.Component{Name: name, Status: s}
+		doc.Status = cdnapi.Worst(doc.Status, s)
+		statuses[name] = s
+
+		if prev, ok := e.published[name]; logChanges && prev != s {
+			attrs := []any{"component", name, "status", s}
+			if ok {
+				attrs = append(attrs, "previous", prev)
+			}
+			// Only the store's error is logged: it is our own. HTTP
+			// probe errors carry the health URL, whose query string
+			// may hold a token.
+			if name == cdnapi.ComponentStorage && m.err != nil {
+				attrs = append(attrs, "error", m.err)
+			}
+			e.cfg.Logger.Info("health: component status changed", attrs...)
+		}
+	}
+	if logChanges {
+		e.published = statuses
+	}
+	e.doc.Store(doc)
+	return e.Document()
+}
