@@ -1,0 +1,103 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Pinger is the part of the store that the readiness probe uses.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// AdminConfig holds the dependencies of the admin listener.
+type AdminConfig struct {
+	// Store is pinged by /readyz. Required.
+	Store Pinger
+	// Gatherer is served at /metrics. Nil leaves /metrics out.
+	Gatherer prometheus.Gatherer
+	// Logger receives the access log (at Debug level: probes and scrapes
+	// are frequent) and failed pings. Default: discard.
+	Logger *slog.Logger
+	// Metrics records the admin requests too. Nil records nothing.
+	Metrics *Metrics
+	// PingTimeout bounds the ping of /readyz. Default DefaultPingTimeout.
+	PingTimeout time.Duration
+	// Draining, when set and reporting true, makes /readyz answer 503 so
+	// that load balancers stop sending traffic during a graceful shutdown.
+	Draining func() bool
+}
+
+// DefaultPingTimeout is the ping deadline of /readyz when
+// AdminConfig.PingTimeout is zero: shorter than a typical probe's own
+// timeout, so the probe gets a clear 503 rather than giving up.
+const DefaultPingTimeout = time.Second
+
+// NewAdmin returns the handler of the admin listener: /healthz, /readyz,
+// /metrics and /debug/pprof/. It is meant for operators and their tools
+// only, on an address that is not exposed publicly. It panics if Store is
+// nil.
+func NewAdmin(cfg AdminConfig) http.Handler {
+	if cfg.Store == nil {
+		panic("httpapi: NewAdmin needs AdminConfig.Store")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.PingTimeout <= 0 {
+		cfg.PingTimeout = DefaultPingTimeout
+	}
+	mux := http.NewServeMux()
+	addAdminRoutes(mux, cfg)
+	h := recoverPanics(mux)
+	h = logRequests(slog.LevelDebug, cfg.Metrics, h)
+	return withRequest("admin", cfg.Logger, nil, h)
+}
+
+// handleHealthz answers 200 while the process can serve HTTP at all.
+func handleHealthz() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeProbe(w, r, http.StatusOK)
+	})
+}
+
+// handleReadyz answers 200 when the store answers a ping within the
+// timeout, and 503 otherwise or while draining. Why it failed goes to the
+// log, never into the body.
+func handleReadyz(cfg AdminConfig) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if cfg.Draining != nil && cfg.Draining() {
+			writeProbe(w, r, http.StatusServiceUnavailable)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), cfg.PingTimeout)
+		err := cfg.Store.Ping(ctx)
+		cancel()
+		if err != nil {
+			cfg.Logger.LogAttrs(r.Context(), slog.LevelWarn, "readiness ping failed",
+				slog.String("request_id", RequestID(r.Context())), slog.Any("err", err))
+			writeProbe(w, r, http.StatusServiceUnavailable)
+			return
+		}
+		writeProbe(w, r, http.StatusOK)
+	})
+}
+
+// writeProbe answers a probe with status and a one-word body.
+func writeProbe(w http.ResponseWriter, r *http.Request, status int) {
+	body := "ok\n"
+	if status != http.StatusOK {
+		body = "unavailable\n"
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		w.Write([]byte(body))
+	}
+}

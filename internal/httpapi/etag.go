@@ -1,0 +1,226 @@
+package httpapi
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// This file writes successful answers: the whole body is built in memory
+// first (every body of this API is small), and only then are the ETag, a
+// 304, and the content-coding decided.
+
+// gzipMinSize is the size above which a body is compressed. Below about
+// 1 KiB gzip's header and the CPU cost outweigh the bytes saved.
+const gzipMinSize = 1024
+
+// gzipSuffix marks the ETag of a gzip-coded answer. A strong ETag names one
+// exact sequence of bytes, so the two codings of a body need two tags.
+const gzipSuffix = "-gzip"
+
+// representation is a body with the metadata its 200 and 304 share.
+type representation struct {
+	contentType  string
+	cacheControl string
+	vary         string // beyond Accept-Encoding, e.g. "Authorization"; may be ""
+	csp          string // replaces the JSON CSP, e.g. for HTML; may be ""
+	body         []byte
+	// tag is the opaque part of the strong ETag, without quotes; gzipped,
+	// when not nil, is the precomputed gzip coding of body. Both are
+	// filled in by serve when empty; static bodies fill them in once.
+	tag     string
+	gzipped []byte
+}
+
+// bodyTag returns the opaque part of the strong ETag of body: 128 bits of
+// its SHA-256, which is fast (hardware-assisted) and the same on every
+// replica, so caches can revalidate against any of them.
+func bodyTag(body []byte) string {
+	sum := sha256.Sum256(body)
+	return base64.RawURLEncoding.EncodeToString(sum[:16])
+}
+
+// precompute fills in the tag and the gzip coding, for bodies that never
+// change.
+func (rep *representation) precompute() {
+	rep.tag = bodyTag(rep.body)
+	if len(rep.body) > gzipMinSize {
+		buf := new(bytes.Buffer)
+		compress(buf, rep.body)
+		rep.gzipped = buf.Bytes()
+	}
+}
+
+// serve answers r with rep: 304 when If-None-Match matches, else 200 with
+// the body, gzip-coded when the client accepts it and the body is big enough.
+// HEAD gets the same headers, Content-Length included, and no body.
+func (rep *representation) serve(w http.ResponseWriter, r *http.Request) {
+	tag := rep.tag
+	if tag == "" {
+		tag = bodyTag(rep.body)
+	}
+	h := w.Header()
+	h.Add("Vary", "Accept-Encoding")
+	if rep.vary != "" {
+		h.Add("Vary", rep.vary)
+	}
+	h.Set("Cache-Control", rep.cacheControl)
+	if rep.csp != "" {
+		h.Set("Content-Security-Policy", rep.csp)
+	}
+	useGzip := len(rep.body) > gzipMinSize && acceptsGzip(r.Header.Values("Accept-Encoding"))
+	etag := `"` + tag + `"`
+	if useGzip {
+		etag = `"` + tag + gzipSuffix + `"`
+	}
+	h.Set("ETag", etag)
+
+	if inm := r.Header.Values("If-None-Match"); len(inm) > 0 && noneMatchHits(inm, tag) {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+
+	body := rep.body
+	if useGzip {
+		if rep.gzipped != nil {
+			body = rep.gzipped
+		} else {
+			buf := bufferPool.Get().(*bytes.Buffer)
+			defer bufferPool.Put(buf)
+			buf.Reset()
+			compress(buf, rep.body)
+			body = buf.Bytes()
+		}
+		h.Set("Content-Encoding", "gzip")
+	}
+	h.Set("Content-Type", rep.contentType)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		w.Write(body)
+	}
+}
+
+// noneMatchHits reports whether the If-None-Match field values name the
+// body whose tag is tag, in either coding. "*" matches any body, and tags are
+// compared weakly, as RFC 9110 requires for If-None-Match: W/ is ignored.
+// Malformed members are skipped rather than failing the request.
+func noneMatchHits(values []string, tag string) bool {
+	for _, v := range values {
+		for {
+			v = strings.TrimLeft(v, " \t,")
+			if v == "" {
+				break
+			}
+			if v[0] == '*' {
+				return true
+			}
+			v = strings.TrimPrefix(v, "W/")
+			if v == "" || v[0] != '"' {
+				// Not an entity-tag: skip to the next comma.
+				i := strings.IndexByte(v, ',')
+				if i < 0 {
+					break
+				}
+				v = v[i:]
+				continue
+			}
+			end := strings.IndexByte(v[1:], '"')
+			if end < 0 {
+				break
+			}
+			opaque := v[1 : 1+end]
+			if opaque == tag || (len(opaque) == len(tag)+len(gzipSuffix) &&
+				opaque[:len(tag)] == tag && opaque[len(tag):] == gzipSuffix) {
+				return true
+			}
+			v = v[2+end:]
+		}
+	}
+	return false
+}
+
+// acceptsGzip reports whether Accept-Encoding field values allow gzip: gzip
+// (or its alias x-gzip) with a non-zero q, or, when gzip is not named, "*"
+// with a non-zero q.
+func acceptsGzip(values []string) bool {
+	star := false
+	for _, v := range values {
+		for member := range strings.SplitSeq(v, ",") {
+			coding, params, _ := strings.Cut(member, ";")
+			coding = strings.ToLower(strings.TrimSpace(coding))
+			switch coding {
+			case "gzip", "x-gzip":
+				return qualityNonZero(params)
+			case "*":
+				star = qualityNonZero(params)
+			}
+		}
+	}
+	return star
+}
+
+// qualityNonZero reports whether the parameters of an Accept-Encoding member
+// give it a weight above zero. A missing q means 1; a q of 0, 0., 0.0 and so
+// on refuses the coding. A malformed q is read leniently as non-zero.
+func qualityNonZero(params string) bool {
+	for p := range strings.SplitSeq(params, ";") {
+		name, value, _ := strings.Cut(strings.TrimSpace(p), "=")
+		if !strings.EqualFold(strings.TrimSpace(name), "q") {
+			continue
+		}
+		value = strings.TrimSpace(value)
+		if value == "" || value[0] != '0' {
+			return true
+		}
+		frac, dotted := strings.CutPrefix(value[1:], ".")
+		return (dotted || frac != "") && strings.Trim(frac, "0") != ""
+	}
+	return true
+}
+
+// Pools of the buffers and gzip writers that every answer would otherwise
+// allocate anew.
+var (
+	bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	slicePool  = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+	gzipPool   = sync.Pool{New: func() any {
+		// Level 5 compresses JSON nearly as well as the default 6 at
+		// noticeably less CPU per answer.
+		zw, _ := gzip.NewWriterLevel(nil, 5)
+		return zw
+	}}
+)
+
+// compress appends the gzip coding of body to buf.
+func compress(buf *bytes.Buffer, body []byte) {
+	zw := gzipPool.Get().(*gzip.Writer)
+	zw.Reset(buf)
+	zw.Write(body) // writes to a bytes.Buffer cannot fail
+	zw.Close()
+	zw.Reset(nil) // do not keep buf reachable from the pool
+	gzipPool.Put(zw)
+}
+
+// maxPooledSlice is the largest buffer put back into slicePool, so that one
+// unusually large answer does not pin its memory for good.
+const maxPooledSlice = 1 << 20
+
+// getBuffer returns an empty byte slice from the pool, to build a body in.
+func getBuffer() *[]byte {
+	b := slicePool.Get().(*[]byte)
+	*b = (*b)[:0]
+	return b
+}
+
+// putBuffer returns b to the pool once nothing refers to its bytes.
+func putBuffer(b *[]byte) {
+	if cap(*b) <= maxPooledSlice {
+		slicePool.Put(b)
+	}
+}

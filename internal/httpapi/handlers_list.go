@@ -1,0 +1,173 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/cdnapi/cdnapi"
+)
+
+// The Cache-Control of each list, exactly as the spec gives them. Files
+// listed for an API key's project are private to that key.
+const (
+	cacheFiles        = "public, max-age=60"
+	cacheFilesPrivate = "private, max-age=60"
+	cacheAssets       = "public, max-age=60"
+	cacheRegions      = "public, max-age=300"
+)
+
+// The paths of the lists, which their Link headers point back to.
+const (
+	pathFiles   = "/api/v1/files"
+	pathAssets  = "/api/v1/assets"
+	pathRegions = "/api/v1/regions"
+)
+
+// currentProject returns the project whose files a request lists: the one
+// set by WithProject (the API key's, once authentication exists), and
+// whether it was, else the default.
+func currentProject(ctx context.Context, def string) (string, bool) {
+	if p, ok := ProjectFrom(ctx); ok {
+		return p, true
+	}
+	return def, false
+}
+
+// handleFiles serves GET /api/v1/files: a page of the current project's
+// files, newest first.
+func handleFiles(cfg Config) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		project, keyed := currentProject(r.Context(), cfg.Project)
+		q, err := parseFilesQuery(r.URL.RawQuery, cfg.Cursors, project)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		limit := q.Limit
+		q.Limit++ // one more row than shown tells whether there is a next page
+		ctx, cancel := context.WithTimeout(r.Context(), cfg.StoreTimeout)
+		files, err := cfg.Store.ListFiles(ctx, q)
+		cancel()
+		if err != nil {
+			WriteError(w, r, storeError(r, err))
+			return
+		}
+		rep := representation{contentType: "application/json", cacheControl: cacheFiles}
+		if keyed {
+			rep.cacheControl, rep.vary = cacheFilesPrivate, "Authorization"
+		}
+		page := pageOf(files, limit, func(f cdnapi.File) cdnapi.Position {
+			return cdnapi.Position{CreatedAt: f.CreatedAt, ID: f.ID}
+		})
+		serveList(w, r, &rep, page, appendFile, func(p cdnapi.Position) string {
+			return cfg.Cursors.Encode(cdnapi.ListFiles, project, p)
+		}, pathFiles+"?limit="+strconv.Itoa(limit))
+	})
+}
+
+// handleAssets serves GET /api/v1/assets: a page of recently requested
+// assets, newest first, of one region or of all.
+func handleAssets(cfg Config) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q, err := parseAssetsQuery(r.URL.RawQuery, cfg.Cursors)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), cfg.StoreTimeout)
+		defer cancel()
+		if q.Region != "" {
+			if _, err := cfg.Store.Region(ctx, q.Region); err != nil {
+				if isNotFound(err) {
+					err = cdnapi.Errorf(cdnapi.CodeRegionUnknown, "region",
+						"region names no known point of presence; GET /api/v1/regions lists them")
+				} else {
+					err = storeError(r, err)
+				}
+				WriteError(w, r, err)
+				return
+			}
+		}
+		limit := q.Limit
+		q.Limit++
+		assets, err := cfg.Store.ListAssets(ctx, q)
+		if err != nil {
+			WriteError(w, r, storeError(r, err))
+			return
+		}
+		next := pathAssets + "?limit=" + strconv.Itoa(limit)
+		if q.Region != "" {
+			next += "&region=" + q.Region // a checked code: nothing to escape
+		}
+		rep := representation{contentType: "application/json", cacheControl: cacheAssets}
+		page := pageOf(assets, limit, func(a cdnapi.Asset) cdnapi.Position {
+			return cdnapi.Position{CreatedAt: a.CreatedAt, ID: a.ID}
+		})
+		serveList(w, r, &rep, page, appendAsset, func(p cdnapi.Position) string {
+			return cfg.Cursors.Encode(cdnapi.ListAssets, q.Region, p)
+		}, next)
+	})
+}
+
+// handleRegions serves GET /api/v1/regions: every point of presence, by
+// code. The list is short, so it is never paged.
+func handleRegions(cfg Config) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := parseNoQuery(r.URL.RawQuery); err != nil {
+			WriteError(w, r, err)
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), cfg.StoreTimeout)
+		regions, err := cfg.Store.ListRegions(ctx)
+		cancel()
+		if err != nil {
+			WriteError(w, r, storeError(r, err))
+			return
+		}
+		rep := representation{contentType: "application/json", cacheControl: cacheRegions}
+		serveList(w, r, &rep, page[cdnapi.Region]{items: regions}, appendRegion, nil, "")
+	})
+}
+
+// page is the part of a list shown in one answer.
+type page[T any] struct {
+	items []T
+	// more reports that rows follow; last is then the position of the
+	// last item shown, which the next cursor continues after.
+	more bool
+	last cdnapi.Position
+}
+
+// pageOf makes a page of rows fetched with a limit of limit+1: an extra row
+// means there is a next page, and is not shown.
+func pageOf[T any](rows []T, limit int, position func(T) cdnapi.Position) page[T] {
+	if len(rows) <= limit {
+		return page[T]{items: rows}
+	}
+	rows = rows[:limit]
+	return page[T]{items: rows, more: true, last: position(rows[len(rows)-1])}
+}
+
+// serveList answers with p in the list envelope. When there is a next page,
+// its cursor goes into next_cursor and, appended to linkBase (a path with at
+// least one query parameter), into the Link header.
+func serveList[T any](w http.ResponseWriter, r *http.Request, rep *representation, p page[T],
+	appendItem func([]byte, T) []byte, encodeCursor func(cdnapi.Position) string, linkBase string) {
+	cursor := ""
+	if p.more {
+		cursor = encodeCursor(p.last)
+		// A base64url cursor needs no escaping in a query or a Link.
+		w.Header().Set("Link", "<"+linkBase+"&cursor="+cursor+`>; rel="next"`)
+	}
+	buf := getBuffer()
+	defer putBuffer(buf)
+	*buf = appendList(*buf, p.items, appendItem, cursor)
+	*buf = append(*buf, '\n')
+	rep.body = *buf
+	rep.serve(w, r)
+}
+
+// isNotFound reports whether err is the store's ErrNotFound.
+func isNotFound(err error) bool { return errors.Is(err, cdnapi.ErrNotFound) }

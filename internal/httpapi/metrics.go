@@ -1,0 +1,68 @@
+package httpapi
+
+import (
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the Prometheus metrics of the HTTP listeners. A nil *Metrics
+// records nothing.
+type Metrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// NewMetrics returns Metrics registered with reg. It takes the registry as a
+// dependency rather than using the global one, so that tests and several
+// servers in one process do not collide. Registering twice with the same reg
+// reuses the collectors already there.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "cdnapi",
+		Subsystem: "http",
+		Name:      "requests_total",
+		Help:      "HTTP requests answered, by listener, route pattern and status code.",
+	}, []string{"listener", "route", "code"})
+	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Namespace: "cdnapi",
+		Subsystem: "http",
+		Name:      "request_duration_seconds",
+		Help:      "Time to answer an HTTP request, by listener and route pattern.",
+		// From well under a millisecond (a page from SQLite's cache) to the
+		// seconds of a store timeout.
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+	}, []string{"listener", "route"})
+	return &Metrics{
+		requests: register(reg, requests),
+		duration: register(reg, duration),
+	}
+}
+
+// register registers c with reg and returns it, or the equal collector reg
+// already holds. A nil reg leaves c unregistered.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if reg == nil {
+		return c
+	}
+	if err := reg.Register(c); err != nil {
+		if are, ok := errors.AsType[prometheus.AlreadyRegisteredError](err); ok {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		panic(err) // a conflicting metric of the same name: a programming error
+	}
+	return c
+}
+
+// observe records one answered request.
+func (m *Metrics) observe(listener, route string, status int, elapsed time.Duration) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(listener, route, strconv.Itoa(status)).Inc()
+	m.duration.WithLabelValues(listener, route).Observe(elapsed.Seconds())
+}

@@ -1,0 +1,253 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path"
+	"runtime/debug"
+	"time"
+)
+
+// requestState is what the middleware learns about one request and shares
+// with the layers below it. It travels in the request context as a pointer,
+// so that the route, which only the mux knows, reaches the access log that
+// wraps the mux.
+type requestState struct {
+	id       string
+	listener string
+	route    string // the pattern that matched; set by the mux's route wrapper
+	log      *slog.Logger
+}
+
+type stateKey struct{}
+
+// state returns the requestState of ctx, or nil outside the middleware.
+func state(ctx context.Context) *requestState {
+	s, _ := ctx.Value(stateKey{}).(*requestState)
+	return s
+}
+
+// RequestID returns the ID of the request ctx belongs to: the client's
+// X-Request-Id when it was sane, else a generated "req_…". It is "" outside
+// the handlers built by this package.
+func RequestID(ctx context.Context) string {
+	if s := state(ctx); s != nil {
+		return s.id
+	}
+	return ""
+}
+
+// logger returns the logger of the request ctx belongs to.
+func logger(ctx context.Context) *slog.Logger {
+	if s := state(ctx); s != nil {
+		return s.log
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+type projectKey struct{}
+
+// WithProject returns a copy of ctx whose current project is project. The
+// authentication middleware of a later issue calls it with the project of
+// the request's API key; the files list then shows that project's files,
+// privately cached.
+func WithProject(ctx context.Context, project string) context.Context {
+	return context.WithValue(ctx, projectKey{}, project)
+}
+
+// ProjectFrom returns the project that WithProject set on ctx, and whether
+// one was set.
+func ProjectFrom(ctx context.Context) (string, bool) {
+	p, ok := ctx.Value(projectKey{}).(string)
+	return p, ok
+}
+
+// The security headers of API.md. jsonCSP forbids a JSON answer from being
+// rendered as a document or framed, should a browser ever try.
+const jsonCSP = "default-src 'none'; frame-ancestors 'none'"
+
+// withRequest is the outermost layer of every listener. It gives the request
+// its ID and state, and sets the headers every answer carries: X-Request-Id,
+// nosniff and, on the public listeners, the JSON CSP (HTML pages replace it
+// with their own) and CORS.
+func withRequest(listener string, log *slog.Logger, cors *corsPolicy, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !saneRequestID(id) {
+			id = newRequestID()
+		}
+		st := &requestState{id: id, listener: listener, log: log}
+		h := w.Header()
+		h.Set("X-Request-Id", id)
+		h.Set("X-Content-Type-Options", "nosniff")
+		if cors != nil {
+			h.Set("Content-Security-Policy", jsonCSP)
+			cors.setHeaders(h, r)
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), stateKey{}, st)))
+	})
+}
+
+// saneRequestID reports whether a client's X-Request-Id may be kept: 1 to
+// 64 of [A-Za-z0-9._-], so it can go into headers, bodies and logs as is.
+func saneRequestID(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// newRequestID returns "req_" and 20 random base62 characters (119 bits).
+func newRequestID() string {
+	const n = 20
+	id := make([]byte, 4, 4+n)
+	copy(id, "req_")
+	var rnd [32]byte
+	for len(id) < cap(id) {
+		rand.Read(rnd[:]) // never fails, per its documentation
+		for _, c := range rnd {
+			// 248 is the largest multiple of 62 that fits a byte; dropping
+			// larger bytes keeps every character equally likely.
+			if c < 248 && len(id) < cap(id) {
+				id = append(id, base62[c%62])
+			}
+		}
+	}
+	return string(id)
+}
+
+// recordingWriter remembers the status and size of an answer for the access
+// log and the metrics.
+type recordingWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *recordingWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *recordingWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *recordingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// logRequests writes one access log line and one metrics observation per
+// request. level is Info on the public listeners and Debug on admin, whose
+// scrapes and probes would otherwise drown the log.
+func logRequests(level slog.Level, m *Metrics, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rw := &recordingWriter{ResponseWriter: w}
+		next.ServeHTTP(rw, r)
+		elapsed := time.Since(start)
+		if rw.status == 0 {
+			rw.status = http.StatusOK // the handler wrote nothing at all
+		}
+		st := state(r.Context())
+		route := st.route
+		if route == "" {
+			route = "unmatched"
+		}
+		m.observe(st.listener, route, rw.status, elapsed)
+		st.log.LogAttrs(r.Context(), level, "request",
+			slog.String("request_id", st.id),
+			slog.String("listener", st.listener),
+			slog.String("method", r.Method),
+			slog.String("route", route),
+			slog.Int("status", rw.status),
+			slog.Int64("bytes", rw.bytes),
+			slog.Duration("duration", elapsed),
+		)
+	})
+}
+
+// recoverPanics turns a panic below it into a logged 500 internal_error, so
+// one bad request cannot take the listener's connection handling with it.
+func recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rw := &recordingWriter{ResponseWriter: w}
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v) // the server's own signal to drop the connection
+			}
+			logger(r.Context()).LogAttrs(r.Context(), slog.LevelError, "panic",
+				slog.String("request_id", RequestID(r.Context())),
+				slog.String("panic", fmt.Sprint(v)),
+				slog.String("stack", string(debug.Stack())))
+			if rw.status != 0 {
+				// The answer has begun; the best left to do is to cut it
+				// short so the client sees it is incomplete.
+				panic(http.ErrAbortHandler)
+			}
+			WriteError(rw, r, errInternal)
+		}()
+		next.ServeHTTP(rw, r)
+	})
+}
+
+// refuseUncleanPaths answers 404 to paths that net/http's ServeMux would
+// otherwise redirect to their cleaned form with a text body: every answer of
+// the public listeners is JSON, and no client of this API sends such paths.
+func refuseUncleanPaths(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if p := r.URL.Path; p == "" || p != cleanPath(p) {
+			WriteError(w, r, errNoSuchPath)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// cleanPath is ServeMux's canonical form of a path: rooted, with . and ..
+// resolved and duplicate slashes removed, keeping one trailing slash.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
+}
+
+// named records the route pattern of the requests h serves, for the access
+// log and the metrics.
+func named(pattern string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if st := state(r.Context()); st != nil {
+			st.route = pattern
+		}
+		h.ServeHTTP(w, r)
+	})
+}

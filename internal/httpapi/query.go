@@ -1,0 +1,190 @@
+package httpapi
+
+import (
+	"net/url"
+	"strings"
+
+	"github.com/cdnapi/cdnapi"
+)
+
+// param is one query parameter an endpoint may accept, as a bit of a set.
+type param uint8
+
+const (
+	paramLimit param = 1 << iota
+	paramRegion
+	paramCursor
+)
+
+// paramNames lists the parameters in the order their values are checked and
+// named in messages.
+var paramNames = []struct {
+	p    param
+	name string
+}{{paramLimit, "limit"}, {paramRegion, "region"}, {paramCursor, "cursor"}}
+
+// queryValues holds the value of each parameter given, at most one each.
+type queryValues struct {
+	given                 param
+	limit, region, cursor string
+}
+
+// has reports whether p was given.
+func (q *queryValues) has(p param) bool { return q.given&p != 0 }
+
+// errMalformedQuery is the answer to a query string that cannot be decoded.
+var errMalformedQuery = cdnapi.Errorf(cdnapi.CodeParameterInvalid, "",
+	"the query string is malformed; percent-encode every reserved character, including %% and ;")
+
+// splitQuery reads a raw query string of an endpoint that accepts the
+// parameters in accepts. It fails, with the first fault in the order of the
+// pairs, on a pair that cannot be decoded, an unknown parameter and a
+// parameter given twice. It checks no values.
+//
+// It reads the pairs itself rather than with url.ParseQuery: that needs a map,
+// and its errors come in no fixed order when there are several faults.
+func splitQuery(raw string, accepts param) (queryValues, error) {
+	var q queryValues
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if pair == "" {
+			continue // "a=1&&b=2" is well-formed, as url.ParseQuery reads it
+		}
+		if strings.Contains(pair, ";") {
+			return q, errMalformedQuery // as url.ParseQuery refuses it
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		key, err1 := url.QueryUnescape(k)
+		value, err2 := url.QueryUnescape(v)
+		if err1 != nil || err2 != nil {
+			return q, errMalformedQuery
+		}
+		p := lookupParam(key)
+		if p&accepts == 0 {
+			return q, unknownParam(key, accepts)
+		}
+		if q.has(p) {
+			return q, cdnapi.Errorf(cdnapi.CodeParameterInvalid, key, "%s must be given at most once", key)
+		}
+		q.given |= p
+		switch p {
+		case paramLimit:
+			q.limit = value
+		case paramRegion:
+			q.region = value
+		case paramCursor:
+			q.cursor = value
+		}
+	}
+	return q, nil
+}
+
+// lookupParam returns the param called name, or 0.
+func lookupParam(name string) param {
+	for _, pn := range paramNames {
+		if pn.name == name {
+			return pn.p
+		}
+	}
+	return 0
+}
+
+// unknownParam returns the parameter_unknown error for key. The key is named
+// as the param only when it looks like a parameter name, so that arbitrary
+// client input is never echoed back; the message lists what the endpoint
+// does take.
+func unknownParam(key string, accepts param) *cdnapi.Error {
+	var names []string
+	for _, pn := range paramNames {
+		if accepts&pn.p != 0 {
+			names = append(names, pn.name)
+		}
+	}
+	msg := "this endpoint takes no query parameters"
+	switch len(names) {
+	case 0:
+	case 1:
+		msg = "unknown query parameter; this endpoint takes only " + names[0]
+	default:
+		msg = "unknown query parameter; this endpoint takes only " +
+			strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	}
+	if !plausibleParamName(key) {
+		key = ""
+	}
+	return cdnapi.Errorf(cdnapi.CodeParameterUnknown, key, "%s", msg)
+}
+
+// plausibleParamName reports whether s is 1 to 64 of [A-Za-z0-9_.-], the
+// shape of a parameter name that is safe to show back to the client.
+func plausibleParamName(s string) bool {
+	return saneRequestID(s) // the same alphabet and length
+}
+
+// parseNoQuery checks the query string of an endpoint that takes no
+// parameters.
+func parseNoQuery(raw string) error {
+	_, err := splitQuery(raw, 0)
+	return err
+}
+
+// parseLimit returns the limit of q: its given value, checked, or the
+// default.
+func parseLimit(q *queryValues) (int, error) {
+	if !q.has(paramLimit) {
+		return cdnapi.DefaultLimit, nil
+	}
+	return cdnapi.ParseLimit(q.limit)
+}
+
+// parseFilesQuery reads the query string of GET /api/v1/files for the
+// current project: limit and cursor, the cursor bound to the files list and
+// to project. Every error is a *cdnapi.Error with a 400 code.
+func parseFilesQuery(raw string, cursors *cdnapi.CursorCodec, project string) (cdnapi.FileQuery, error) {
+	fq := cdnapi.FileQuery{Project: project}
+	q, err := splitQuery(raw, paramLimit|paramCursor)
+	if err != nil {
+		return fq, err
+	}
+	if fq.Limit, err = parseLimit(&q); err != nil {
+		return fq, err
+	}
+	if q.has(paramCursor) {
+		pos, err := cursors.Decode(cdnapi.ListFiles, project, q.cursor)
+		if err != nil {
+			return fq, err
+		}
+		fq.After = &pos
+	}
+	return fq, nil
+}
+
+// parseAssetsQuery reads the query string of GET /api/v1/assets: limit,
+// region and cursor, the cursor bound to the assets list and to the region
+// (or to "" when none is given). It checks the region's shape only; whether
+// it exists is the store's to say. Every error is a *cdnapi.Error with a 400
+// code.
+func parseAssetsQuery(raw string, cursors *cdnapi.CursorCodec) (cdnapi.AssetQuery, error) {
+	var aq cdnapi.AssetQuery
+	q, err := splitQuery(raw, paramLimit|paramRegion|paramCursor)
+	if err != nil {
+		return aq, err
+	}
+	if aq.Limit, err = parseLimit(&q); err != nil {
+		return aq, err
+	}
+	if q.has(paramRegion) {
+		if aq.Region, err = cdnapi.ParseRegionCode(q.region); err != nil {
+			return aq, err
+		}
+	}
+	if q.has(paramCursor) {
+		pos, err := cursors.Decode(cdnapi.ListAssets, aq.Region, q.cursor)
+		if err != nil {
+			return aq, err
+		}
+		aq.After = &pos
+	}
+	return aq, nil
+}

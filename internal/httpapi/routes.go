@@ -1,0 +1,55 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/http/pprof"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// This file is the route table of every listener. Paths asked for on the
+// wrong public listener answer 404 with a message that names the right one.
+
+// errNoSuchPath answers a path that no listener serves.
+var errNoSuchPath = notFound("no endpoint has this path; GET /api/v1/openapi.json lists the endpoints")
+
+// addAPIRoutes registers the routes of the API listener.
+func addAPIRoutes(rt *router, cfg Config) {
+	rt.resource("/api/v1/files", handleFiles(cfg))
+	rt.resource("/api/v1/status", handleStatus(cfg.Status))
+	rt.resource("/api/v1/openapi.json", handleOpenAPI(cfg.OpenAPI))
+	rt.resource("/{$}", handlePage("cdnapi", indexBody))
+	rt.resource("/docs", handlePage("cdnapi documentation", docsBody))
+
+	rt.missing("/api/v1/regions", "regions are served on the edge address, not on the API address")
+	rt.missing("/api/v1/assets", "assets are served on the edge address, not on the API address")
+	rt.missing("/", errNoSuchPath.Message)
+}
+
+// addEdgeRoutes registers the routes of the edge listener.
+func addEdgeRoutes(rt *router, cfg Config) {
+	rt.resource("/api/v1/regions", handleRegions(cfg))
+	rt.resource("/api/v1/assets", handleAssets(cfg))
+	rt.resource("/api/v1/openapi.json", handleOpenAPI(cfg.OpenAPI))
+
+	rt.missing("/api/v1/files", "files are served on the API address, not on the edge address")
+	rt.missing("/api/v1/status", "the status is served on the API address, not on the edge address")
+	rt.missing("/docs", "the documentation is served on the API address, not on the edge address")
+	rt.missing("/", errNoSuchPath.Message)
+}
+
+// addAdminRoutes registers the routes of the admin listener. The profiling
+// handlers are registered here explicitly: importing net/http/pprof also
+// registers them on http.DefaultServeMux, which no listener serves.
+func addAdminRoutes(mux *http.ServeMux, cfg AdminConfig) {
+	mux.Handle("GET /healthz", named("/healthz", handleHealthz()))
+	mux.Handle("GET /readyz", named("/readyz", handleReadyz(cfg)))
+	if cfg.Gatherer != nil {
+		mux.Handle("GET /metrics", named("/metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{})))
+	}
+	mux.Handle("/debug/pprof/", named("/debug/pprof/", http.HandlerFunc(pprof.Index)))
+	mux.Handle("/debug/pprof/cmdline", named("/debug/pprof/cmdline", http.HandlerFunc(pprof.Cmdline)))
+	mux.Handle("/debug/pprof/profile", named("/debug/pprof/profile", http.HandlerFunc(pprof.Profile)))
+	mux.Handle("/debug/pprof/symbol", named("/debug/pprof/symbol", http.HandlerFunc(pprof.Symbol)))
+	mux.Handle("/debug/pprof/trace", named("/debug/pprof/trace", http.HandlerFunc(pprof.Trace)))
+}
