@@ -1,0 +1,80 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/cdnapi/cdnapi"
+)
+
+// The file list queries. Both are range scans of files_by_project_created
+// that stop after LIMIT rows, so a page deep in the list costs what the
+// first one does. The row-value comparison is what SQLite turns into the
+// lower bound of the scan (see TestQueryPlans).
+const (
+	listFilesFirst = `SELECT id, created_at, filename, bytes, checksum FROM files
+		WHERE project = ?
+		ORDER BY created_at DESC, id DESC LIMIT ?`
+	listFilesAfter = `SELECT id, created_at, filename, bytes, checksum FROM files
+		WHERE project = ? AND (created_at, id) < (?, ?)
+		ORDER BY created_at DESC, id DESC LIMIT ?`
+)
+
+var fileUpsert = upsert{
+	table:    "files",
+	columns:  []string{"id", "project", "created_at", "filename", "bytes", "checksum"},
+	conflict: "id",
+}
+
+// ListFiles returns up to q.Limit files of q.Project, newest first, after
+// q.After when it is set.
+func (s *Store) ListFiles(ctx context.Context, q cdnapi.FileQuery) ([]cdnapi.File, error) {
+	if q.Limit < 1 {
+		// SQLite reads LIMIT -1 as "no limit"; refuse rather than scan it all.
+		return nil, fmt.Errorf("sqlite: list files: limit %d is below 1", q.Limit)
+	}
+	var rows *sql.Rows
+	var err error
+	if q.After == nil {
+		rows, err = s.read.QueryContext(ctx, listFilesFirst, q.Project, q.Limit)
+	} else {
+		rows, err = s.read.QueryContext(ctx, listFilesAfter, q.Project, q.After.CreatedAt.Unix(), q.After.ID, q.Limit)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list files: %w", err)
+	}
+	defer rows.Close()
+	files := make([]cdnapi.File, 0, min(q.Limit, cdnapi.MaxLimit+1))
+	for rows.Next() {
+		f := cdnapi.File{Project: q.Project}
+		var created int64
+		if err := rows.Scan(&f.ID, &created, &f.Filename, &f.Bytes, &f.Checksum); err != nil {
+			return nil, fmt.Errorf("sqlite: list files: %w", err)
+		}
+		f.CreatedAt = unixTime(created)
+		files = append(files, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list files: %w", err)
+	}
+	return files, nil
+}
+
+// PutFiles upserts files by ID in one transaction: all or none. Times are
+// stored as whole unix seconds. Writing no files does nothing.
+func (s *Store) PutFiles(ctx context.Context, files []cdnapi.File) error {
+	if len(files) == 0 {
+		return nil
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		return fileUpsert.exec(ctx, tx, len(files), func(args []any, i int) []any {
+			f := &files[i]
+			return append(args, f.ID, f.Project, f.CreatedAt.Unix(), f.Filename, f.Bytes, f.Checksum)
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("sqlite: put %d files: %w", len(files), err)
+	}
+	return nil
+}

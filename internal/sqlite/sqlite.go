@@ -1,0 +1,177 @@
+// Package sqlite is the cdnapi.Store on an embedded SQLite database, through
+// the cgo-free driver modernc.org/sqlite.
+//
+// A Store holds two connection pools on one database file: a pool of
+// read-only connections that serve the lists, and a single writer. SQLite
+// allows one writer at a time anyway; funnelling every write through one
+// connection that begins its transactions IMMEDIATE means writers queue in
+// Go instead of failing with SQLITE_BUSY, and in WAL mode the readers never
+// wait for them.
+//
+// The schema is versioned with goose; the migrations are embedded in the
+// binary. Open does not migrate: call Migrate (or CheckSchema, to only
+// check) before serving.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cdnapi/cdnapi"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// Options tunes a Store. The zero value is a sane default.
+type Options struct {
+	// ReadConns is the size of the read pool. Zero means the number of CPUs,
+	// but at least 4.
+	ReadConns int
+	// BusyTimeout is how long a connection waits for a lock held by another
+	// connection or process before it fails. Zero means 5 seconds.
+	BusyTimeout time.Duration
+}
+
+const (
+	defaultMinReadConns = 4
+	defaultBusyTimeout  = 5 * time.Second
+
+	// writerCacheKiB is the page cache of the writer. Bulk upserts touch
+	// index pages all over the file; a cache that holds the hot part of the
+	// indexes keeps a million-row seed from re-reading them.
+	writerCacheKiB = 64 << 10
+	// readerCacheKiB is the page cache of each reader.
+	readerCacheKiB = 8 << 10
+)
+
+// Store is a cdnapi.Store on a SQLite database file. It is safe for
+// concurrent use, also by several processes that share the file.
+type Store struct {
+	read  *sql.DB // read-only connections, for every query
+	write *sql.DB // the one writer
+}
+
+var _ cdnapi.Store = (*Store)(nil)
+
+// Open opens the SQLite database at path, creating the file if it is
+// missing, and switches it to WAL mode. The path is a file name, not a URI;
+// it must not contain '?'. ctx bounds the opening only.
+//
+// Open does not touch the schema; call Migrate or CheckSchema next.
+func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+	if path == "" || strings.ContainsRune(path, '?') || path == ":memory:" || strings.HasPrefix(path, "file:") {
+		// Two pools need one shared file: an in-memory database would give
+		// each connection its own. '?' would start the DSN's parameters.
+		return nil, fmt.Errorf("sqlite: open %q: want a file path without '?'", path)
+	}
+	if opts.ReadConns <= 0 {
+		opts.ReadConns = max(defaultMinReadConns, runtime.NumCPU())
+	}
+	if opts.BusyTimeout <= 0 {
+		opts.BusyTimeout = defaultBusyTimeout
+	}
+
+	write, err := sql.Open("sqlite", path+"?"+writerParams(opts).Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetMaxIdleConns(1)
+	write.SetConnMaxIdleTime(0)
+	write.SetConnMaxLifetime(0)
+	// The writer connects first: it creates the file and sets WAL mode,
+	// which is a property of the file, before any reader opens it.
+	if err := write.PingContext(ctx); err != nil {
+		write.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+
+	read, err := sql.Open("sqlite", path+"?"+readerParams(opts).Encode())
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("sqlite: open %s for reading: %w", path, err)
+	}
+	read.SetMaxOpenConns(opts.ReadConns)
+	read.SetMaxIdleConns(opts.ReadConns)
+	read.SetConnMaxIdleTime(0)
+	read.SetConnMaxLifetime(0)
+	if err := read.PingContext(ctx); err != nil {
+		read.Close()
+		write.Close()
+		return nil, fmt.Errorf("sqlite: open %s for reading: %w", path, err)
+	}
+	return &Store{read: read, write: write}, nil
+}
+
+// writerParams returns the DSN parameters of the writer. modernc.org/sqlite
+// runs busy_timeout before the other _pragma values, so it is in force when
+// journal_mode(WAL) needs a lock; the rest run in name order, which puts
+// synchronous after journal_mode.
+func writerParams(opts Options) url.Values {
+	v := url.Values{}
+	v.Set("_txlock", "immediate") // take the write lock at BEGIN, not mid-transaction
+	v.Add("_pragma", "busy_timeout("+strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)+")")
+	v.Add("_pragma", "journal_mode(WAL)")
+	// NORMAL is durable against application crashes in WAL mode; only a
+	// power loss can roll back the last transactions, never corrupt.
+	v.Add("_pragma", "synchronous(NORMAL)")
+	v.Add("_pragma", "foreign_keys(1)")
+	v.Add("_pragma", "temp_store(MEMORY)")
+	v.Add("_pragma", "cache_size(-"+strconv.Itoa(writerCacheKiB)+")")
+	return v
+}
+
+// readerParams returns the DSN parameters of the read pool. The readers use
+// query_only rather than mode=ro: a read-only open cannot create the WAL's
+// shared-memory file when it is the first connection to the database.
+func readerParams(opts Options) url.Values {
+	v := url.Values{}
+	v.Add("_pragma", "busy_timeout("+strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)+")")
+	v.Add("_pragma", "foreign_keys(1)")
+	v.Add("_pragma", "temp_store(MEMORY)")
+	v.Add("_pragma", "cache_size(-"+strconv.Itoa(readerCacheKiB)+")")
+	v.Add("_pragma", "query_only(1)")
+	return v
+}
+
+// Close closes both pools. After Close every method returns an error.
+func (s *Store) Close() error {
+	return errors.Join(s.read.Close(), s.write.Close())
+}
+
+// Ping checks that the database answers a read within ctx. It reads the
+// schema table, so it touches the file rather than only the connection.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	err := s.read.QueryRowContext(ctx, `SELECT 1 FROM sqlite_schema LIMIT 1`).Scan(&one)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("sqlite: ping: %w", err)
+	}
+	return nil
+}
+
+// inTx runs fn in one write transaction and commits it if fn succeeds.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		// A cancelled ctx has rolled back already; ErrTxDone says only that.
+		if rbErr := tx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
+			return errors.Join(err, rbErr)
+		}
+		return err
+	}
+	return tx.Commit()
+}
+
+// unixTime converts the stored unix seconds back to a UTC time.
+func unixTime(sec int64) time.Time { return time.Unix(sec, 0).UTC() }
