@@ -80,9 +80,22 @@ func (rep *representation) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	h.Set("ETag", etag)
 
-	if inm := r.Header.Values("If-None-Match"); len(inm) > 0 && noneMatchHits(inm, tag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
+	if inm := r.Header.Values("If-None-Match"); len(inm) > 0 {
+		star, plain, coded := noneMatch(inm, tag)
+		if star || plain || coded {
+			// The client's copy is current. When it names only the other
+			// coding of the body, the 304 carries that coding's tag: a
+			// cache that sent several tags learns from the 304's ETag
+			// which stored answer to reuse, and that one is the match.
+			switch {
+			case useGzip && !coded && !star:
+				h.Set("ETag", `"`+tag+`"`)
+			case !useGzip && !plain && !star:
+				h.Set("ETag", `"`+tag+gzipSuffix+`"`)
+			}
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
 	}
 
 	body := rep.body
@@ -106,11 +119,12 @@ func (rep *representation) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// noneMatchHits reports whether the If-None-Match field values name the
-// body whose tag is tag, in either coding. "*" matches any body, and tags are
-// compared weakly, as RFC 9110 requires for If-None-Match: W/ is ignored.
-// Malformed members are skipped rather than failing the request.
-func noneMatchHits(values []string, tag string) bool {
+// noneMatch reads If-None-Match field values against the body whose tag is
+// tag. It reports whether they hold "*", the tag of the identity coding, and
+// the tag of the gzip coding. Tags are compared weakly, as RFC 9110 requires
+// for If-None-Match: W/ is ignored. Malformed members are skipped rather
+// than failing the request.
+func noneMatch(values []string, tag string) (star, plain, coded bool) {
 	for _, v := range values {
 		for {
 			v = strings.TrimLeft(v, " \t,")
@@ -118,7 +132,9 @@ func noneMatchHits(values []string, tag string) bool {
 				break
 			}
 			if v[0] == '*' {
-				return true
+				star = true
+				v = v[1:]
+				continue
 			}
 			v = strings.TrimPrefix(v, "W/")
 			if v == "" || v[0] != '"' {
@@ -134,15 +150,17 @@ func noneMatchHits(values []string, tag string) bool {
 			if end < 0 {
 				break
 			}
-			opaque := v[1 : 1+end]
-			if opaque == tag || (len(opaque) == len(tag)+len(gzipSuffix) &&
-				opaque[:len(tag)] == tag && opaque[len(tag):] == gzipSuffix) {
-				return true
+			switch opaque := v[1 : 1+end]; {
+			case opaque == tag:
+				plain = true
+			case len(opaque) == len(tag)+len(gzipSuffix) &&
+				opaque[:len(tag)] == tag && opaque[len(tag):] == gzipSuffix:
+				coded = true
 			}
 			v = v[2+end:]
 		}
 	}
-	return false
+	return star, plain, coded
 }
 
 // acceptsGzip reports whether Accept-Encoding field values allow gzip: gzip
