@@ -394,6 +394,7 @@ func TestCheck(t *testing.T) {
 	v := NewValidator(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel() // one Validator serves every subtest, as it serves parallel tests
 			method := tt.method
 			if method == "" {
 				method = http.MethodGet
