@@ -125,8 +125,7 @@ type check struct {
 	req      *http.Request
 	res      *http.Response
 	raw      []byte // the body as received
-	body     []byte // the body after Content-Encoding is undone
-	json     any    // the decoded body, when it is JSON
+	json     any    // the decoded body, after Content-Encoding, when it is JSON
 	problems []string
 }
 
@@ -253,18 +252,18 @@ func (c *check) checkBody(route *routers.Route, response *openapi3.Response) {
 		return
 	}
 
-	c.body = c.raw
+	body := c.raw
 	if c.res.Header.Get("Content-Encoding") == "gzip" {
 		zr, err := gzip.NewReader(bytes.NewReader(c.raw))
 		if err == nil {
-			c.body, err = io.ReadAll(zr)
+			body, err = io.ReadAll(zr)
 		}
 		if err != nil {
 			c.failf("Content-Encoding is gzip, but the body does not decompress: %v", err)
 			return
 		}
 	}
-	if err := json.Unmarshal(c.body, &c.json); err != nil {
+	if err := json.Unmarshal(body, &c.json); err != nil {
 		c.failf("the body is not JSON: %v", err)
 		return
 	}
