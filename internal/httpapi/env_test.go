@@ -25,7 +25,7 @@ import (
 // The fixture sizes of a test environment. The file count is not a multiple
 // of most limits, so walks end on partial pages as well as full ones.
 const (
-	fixtureFiles      = 157
+	fixtureFiles      = 101
 	fixtureOtherFiles = 23
 	fixtureAssets     = 211
 	otherProject      = "other"
@@ -46,6 +46,7 @@ type env struct {
 	v       *apitest.Validator
 	logs    *syncBuffer
 	reg     *prometheus.Registry
+	metrics *Metrics
 
 	files      []cdnapi.File // of the default project, in list order
 	otherFiles []cdnapi.File // of otherProject, in list order
@@ -86,6 +87,7 @@ func newEnv(t testing.TB, tweak func(*Config)) *env {
 		t.Fatal(err)
 	}
 	e := &env{store: store, v: apitest.NewValidator(t), logs: &syncBuffer{}, reg: prometheus.NewRegistry()}
+	e.metrics = NewMetrics(e.reg)
 
 	e.regions = storetest.Regions()
 	e.files = storetest.Files(fixtureFiles, DefaultProject, 1)
@@ -113,7 +115,7 @@ func newEnv(t testing.TB, tweak func(*Config)) *env {
 		Cursors: e.cursors,
 		Status:  e.status,
 		Logger:  slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Metrics: NewMetrics(e.reg),
+		Metrics: e.metrics,
 		OpenAPI: api.JSON(),
 	}
 	if tweak != nil {
