@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+)
+
+// command is one subcommand of cdnapi.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *environment, args []string) error
+}
+
+// environment is what a command may use of the outside world. Commands read
+// and write nothing else, so tests can run them in-process.
+type environment struct {
+	getenv func(string) string
+	stdin  io.Reader
+	stdout io.Writer
+	stderr io.Writer
+}
+
+var commands = []command{
+	{"serve", "serve the API, edge and admin addresses", runServe},
+	{"seed", "write deterministic demo data", runSeed},
+	{"migrate", "apply the database schema", runMigrate},
+	{"status", "show or set component statuses by hand", runStatus},
+}
+
+// run is the whole program: main passes it the process's arguments, without
+// the program name, and its standard streams.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	env := &environment{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		usage(stdout)
+		return usageError{"no command given (see cdnapi --help)"}
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(stdout)
+		return flag.ErrHelp
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c.run(ctx, env, args[1:])
+		}
+	}
+	return usageError{fmt.Sprintf("unknown command %q (see cdnapi --help)", args[0])}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "cdnapi serves the read API of a content delivery network.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: cdnapi <command> [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, `Run "cdnapi <command> --help" for the flags of a command.`)
+}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/api"
+	"github.com/cdnapi/cdnapi/internal/demo"
+	"github.com/cdnapi/cdnapi/internal/health"
+	"github.com/cdnapi/cdnapi/internal/httpapi"
+)
+
+// The size of the demo data that serve --demo writes into an empty store:
+// enough for several pages of every list, small enough to write in a blink.
+const (
+	demoFiles  = 2500
+	demoAssets = 10000
+)
+
+func runServe(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet("serve", "serve [flags]", env.stdout)
+	var (
+		dsn          = fs.String("db", defaultDSN, "database: sqlite:PATH, a bare PATH, or postgres://…")
+		apiAddr      = fs.String("api-addr", "127.0.0.1:8080", "address of the API listener (files, status)")
+		edgeAddr     = fs.String("edge-addr", "127.0.0.1:8081", "address of the edge listener (regions, assets)")
+		adminAddr    = fs.String("admin-addr", "127.0.0.1:9090", "address of the admin listener (healthz, readyz, metrics, pprof)")
+		region       = fs.String("region", "local", "name of the answering region, shown in the status document")
+		project      = fs.String("project", "default", "the default project, whose files are listed")
+		withDemo     = fs.Bool("demo", false, "fill an empty database with demo data")
+		secret       = fs.String("cursor-secret", "", "key that signs cursors (at least 16 bytes); default: generated once and kept in the database")
+		storeTimeout = fs.Duration("store-timeout", 2*time.Second, "deadline of a request's store work; past it the answer is 503")
+		interval     = fs.Duration("status-interval", 5*time.Second, "how often component statuses are evaluated")
+		uploadURL    = fs.String("upload-health-url", "", "health URL of the upload service (default: status set by operators)")
+		virusURL     = fs.String("virus-scanning-health-url", "", "health URL of virus scanning (default: status set by operators)")
+		origins      = fs.String("cors-origins", "*", "comma-separated origins allowed by CORS, or *")
+		drain        = fs.Duration("shutdown-timeout", 20*time.Second, "how long shutdown waits for requests in flight")
+		logFormat    = fs.String("log-format", "json", "log format: json or text")
+		logLevel     = fs.String("log-level", "info", "log level: debug, info, warn or error")
+	)
+	if err := parseFlags(fs, args, env.getenv); err != nil {
+		return err
+	}
+	logger, err := newLogger(env.stderr, *logFormat, *logLevel)
+	if err != nil {
+		return err
+	}
+
+	st, err := openStore(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.Migrate(ctx); err != nil {
+		return fmt.Errorf("migrate %s: %w", redactDSN(*dsn), err)
+	}
+	if *withDemo {
+		if err := seedDemoIfEmpty(ctx, st, *project, logger); err != nil {
+			return err
+		}
+	}
+	codec, err := cursorCodec(ctx, st, *secret)
+	if err != nil {
+		return err
+	}
+
+	// Listen on every address before serving any, so that a port in use
+	// ends the program at once with one clear line.
+	var listeners [3]net.Listener
+	for i, addr := range []string{*apiAddr, *edgeAddr, *adminAddr} {
+		if listeners[i], err = net.Listen("tcp", addr); err != nil {
+			for _, l := range listeners[:i] {
+				l.Close()
+			}
+			return fmt.Errorf("listen on %s: %w", addr, errors.Unwrap(err))
+		}
+	}
+
+	status := health.New(st, health.Config{
+		Region:                 *region,
+		Interval:               *interval,
+		UploadHealthURL:        *uploadURL,
+		VirusScanningHealthURL: *virusURL,
+		Logger:                 logger,
+	})
+	status.Evaluate(ctx)
+
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	cfg := httpapi.Config{
+		Store:        st,
+		Cursors:      codec,
+		Status:       status,
+		Project:      *project,
+		Logger:       logger,
+		Metrics:      httpapi.NewMetrics(registry),
+		StoreTimeout: *storeTimeout,
+		CORSOrigins:  strings.Split(*origins, ","),
+		OpenAPI:      api.JSON(),
+	}
+	servers := []*http.Server{
+		newServer(httpapi.NewAPI(cfg), logger),
+		newServer(httpapi.NewEdge(cfg), logger),
+		newServer(httpapi.NewAdmin(httpapi.AdminConfig{Store: st, Gatherer: registry, Logger: logger}), logger),
+	}
+
+	evalCtx, stopEval := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopEval()
+	go status.Run(evalCtx)
+
+	errc := make(chan error, len(servers))
+	for i, srv := range servers {
+		logger.Info("listening", "listener", []string{"api", "edge", "admin"}[i], "addr", listeners[i].Addr().String())
+		go func() {
+			if err := srv.Serve(listeners[i]); !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down", "timeout", drain.String())
+	case err = <-errc:
+		logger.Error("listener failed", "err", err)
+	}
+	// Report maintenance while draining, so that load balancers polling the
+	// status see the replica leave before its connections close.
+	status.SetDraining()
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *drain)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, srv := range servers {
+		wg.Go(func() {
+			if e := srv.Shutdown(shutdownCtx); e != nil {
+				srv.Close()
+			}
+		})
+	}
+	wg.Wait()
+	stopEval()
+	logger.Info("stopped")
+	return err
+}
+
+// newServer returns an http.Server with every timeout set, so that slow or
+// idle clients cannot hold connections and goroutines forever.
+func newServer(h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    32 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// cursorCodec returns the codec for the configured secret, or for the one
+// kept in the database, which every replica sharing it then agrees on.
+func cursorCodec(ctx context.Context, st cdnapi.Store, secret string) (*cdnapi.CursorCodec, error) {
+	key := []byte(secret)
+	if secret == "" {
+		var err error
+		if key, err = st.CursorSecret(ctx); err != nil {
+			return nil, fmt.Errorf("read the cursor secret: %w", err)
+		}
+	}
+	codec, err := cdnapi.NewCursorCodec(key)
+	if err != nil {
+		return nil, usageError{"--cursor-secret must be at least 16 bytes long"}
+	}
+	return codec, nil
+}
+
+// seedDemoIfEmpty writes the demo data when the store has no regions and the
+// project no files, so that --demo never mixes demo rows into real data.
+func seedDemoIfEmpty(ctx context.Context, st cdnapi.Store, project string, logger *slog.Logger) error {
+	regions, err := st.ListRegions(ctx)
+	if err != nil {
+		return fmt.Errorf("check for existing data: %w", err)
+	}
+	files, err := st.ListFiles(ctx, cdnapi.FileQuery{Project: project, Limit: 1})
+	if err != nil {
+		return fmt.Errorf("check for existing data: %w", err)
+	}
+	if len(regions) > 0 || len(files) > 0 {
+		logger.Info("demo data skipped: the database is not empty")
+		return nil
+	}
+	opts := demo.SeedOptions{Project: project, Files: demoFiles, Assets: demoAssets, Seed: 1, Now: time.Now()}
+	if err := demo.Seed(ctx, st, opts); err != nil {
+		return fmt.Errorf("write demo data: %w", err)
+	}
+	logger.Info("demo data written", "files", demoFiles, "assets", demoAssets)
+	return nil
+}
+
+func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError{fmt.Sprintf("--log-level must be debug, info, warn or error, not %q", level)}
+	}
+	opts := &slog.HandlerOptions{Level: lvl}
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	}
+	return nil, usageError{fmt.Sprintf("--log-format must be json or text, not %q", format)}
+}
