@@ -1,0 +1,38 @@
+package postgres
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/cdnapi/cdnapi/internal/pgtest"
+)
+
+// The tests share one throwaway cluster and take a fresh database each;
+// tests that stop a server start a cluster of their own.
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// openStore opens a Store on dsn with opts, migrated, and closes it when t
+// ends.
+func openStore(t testing.TB, dsn string, opts Options) *Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := Open(ctx, dsn, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// newStore returns a migrated Store on a fresh database of the shared
+// cluster.
+func newStore(t testing.TB) *Store {
+	t.Helper()
+	return openStore(t, pgtest.NewDatabase(t), Options{})
+}

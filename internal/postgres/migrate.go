@@ -1,0 +1,151 @@
+package postgres
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
+)
+
+//go:embed migrations/*.sql
+var embedded embed.FS
+
+// ErrSchemaNewer is returned by Migrate and CheckSchema when the database
+// has migrations applied that this binary does not know: a newer release
+// wrote it, and this one must not serve or change it.
+var ErrSchemaNewer = errors.New("postgres: database schema is newer than this binary")
+
+// ErrSchemaPending is returned by CheckSchema when the database lacks
+// migrations that this binary has; Migrate applies them.
+var ErrSchemaPending = errors.New("postgres: database schema is older than this binary; run migrate")
+
+// versionTable is goose's record of the applied migrations.
+const versionTable = "goose_db_version"
+
+// migrationLockID is the key of the advisory lock that serialises Migrate
+// across processes: "cdnapi" in ASCII, so that it does not collide with
+// goose's default key, which other applications sharing the database may use.
+const migrationLockID int64 = 0x63646e617069
+
+// Migrate applies every pending migration, each in its own transaction. It
+// is idempotent, and safe when several replicas start at once: it holds a
+// PostgreSQL session-level advisory lock (goose's session locker) while it
+// reads and applies migrations, so one process migrates and the others wait
+// for it, polling each second for up to five minutes or until ctx ends, and
+// then find nothing pending. The lock belongs to a connection of Migrate's
+// own, which it closes at the end, so a crash cannot leave the lock held.
+//
+// It refuses, with ErrSchemaNewer, a database that a newer binary has
+// migrated past what this one knows. Options.StatementTimeout does not apply
+// to migrations, which may rebuild large tables.
+func (s *Store) Migrate(ctx context.Context) error {
+	db, binary, err := s.SchemaVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	if db > binary {
+		return schemaNewer(db, binary)
+	}
+
+	cc := s.primary.Config().ConnConfig // a copy
+	cc.RuntimeParams["statement_timeout"] = "0"
+	sqlDB := stdlib.OpenDB(*cc)
+	defer sqlDB.Close()
+	locker, err := lock.NewPostgresSessionLocker(
+		lock.WithLockID(migrationLockID),
+		lock.WithLockTimeout(1, 300), // poll each second, for five minutes
+	)
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations(),
+		goose.WithSessionLocker(locker),
+		goose.WithDisableGlobalRegistry(true), // only the migrations embedded here
+		goose.WithLogger(goose.NopLogger()),   // callers report; the library stays quiet
+	)
+	if err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	return nil
+}
+
+// CheckSchema returns nil when the database schema is exactly the one this
+// binary knows, ErrSchemaNewer (wrapped) when it is newer, and
+// ErrSchemaPending (wrapped) when migrations are due. It only reads, so it
+// also works on a read-only role.
+func (s *Store) CheckSchema(ctx context.Context) error {
+	db, binary, err := s.SchemaVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: check schema: %w", err)
+	}
+	switch {
+	case db > binary:
+		return schemaNewer(db, binary)
+	case db < binary:
+		return fmt.Errorf("%w (database at version %d, binary at %d)", ErrSchemaPending, db, binary)
+	}
+	return nil
+}
+
+func schemaNewer(db, binary int64) error {
+	return fmt.Errorf("%w (database at version %d, binary knows up to %d)", ErrSchemaNewer, db, binary)
+}
+
+// SchemaVersion returns the schema version of the primary (0 when no
+// migration is applied) and the newest version this binary knows. Unlike
+// goose's own version queries it creates nothing and takes no lock.
+func (s *Store) SchemaVersion(ctx context.Context) (db, binary int64, err error) {
+	binary, err = binaryVersion()
+	if err != nil {
+		return 0, 0, err
+	}
+	var exists bool
+	if err := s.primary.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, versionTable).Scan(&exists); err != nil {
+		return 0, 0, fmt.Errorf("schema version: %w", err)
+	}
+	if !exists {
+		return 0, binary, nil
+	}
+	// goose deletes the row of a migration it rolls back, so the highest
+	// row is the version.
+	err = s.primary.QueryRow(ctx, `SELECT coalesce(max(version_id), 0) FROM `+versionTable).Scan(&db)
+	if err != nil {
+		return 0, 0, fmt.Errorf("schema version: %w", err)
+	}
+	return db, binary, nil
+}
+
+// migrations returns the embedded migrations directory.
+func migrations() fs.FS {
+	sub, err := fs.Sub(embedded, "migrations")
+	if err != nil {
+		panic(err) // the directory is embedded at build time
+	}
+	return sub
+}
+
+// binaryVersion returns the highest version among the embedded migrations.
+func binaryVersion() (int64, error) {
+	names, err := fs.Glob(migrations(), "*.sql")
+	if err != nil {
+		return 0, err
+	}
+	var newest int64
+	for _, name := range names {
+		v, err := goose.NumericComponent(path.Base(name))
+		if err != nil {
+			return 0, fmt.Errorf("migration %s: %w", name, err)
+		}
+		newest = max(newest, v)
+	}
+	return newest, nil
+}

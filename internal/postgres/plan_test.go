@@ -1,0 +1,164 @@
+package postgres
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cdnapi/cdnapi"
+	"github.com/jackc/pgx/v5"
+)
+
+// planNode is a node of EXPLAIN (FORMAT JSON).
+type planNode struct {
+	NodeType  string     `json:"Node Type"`
+	IndexName string     `json:"Index Name"`
+	IndexCond string     `json:"Index Cond"`
+	Filter    string     `json:"Filter"`
+	Direction string     `json:"Scan Direction"`
+	Plans     []planNode `json:"Plans"`
+}
+
+// walk calls fn on n and every node below it.
+func (n planNode) walk(fn func(planNode)) {
+	fn(n)
+	for _, c := range n.Plans {
+		c.walk(fn)
+	}
+}
+
+// seedPlanData fills s with enough rows, spread over projects and regions
+// like real data, that the planner weighs its options on statistics.
+func seedPlanData(t *testing.T, s *Store) {
+	t.Helper()
+	const n = 30_000
+	files := make([]cdnapi.File, n)
+	assets := make([]cdnapi.Asset, n)
+	for i := range n {
+		at := t0.Add(-time.Duration(i) * 7 * time.Second)
+		files[i] = file(fmt.Sprintf("fil_%d", i), at)
+		files[i].Project = fmt.Sprintf("project%d", i%3)
+		assets[i] = asset(fmt.Sprintf("ast_%d", i), fmt.Sprintf("REG%d", i%10), at)
+	}
+	ctx := t.Context()
+	if err := s.PutFiles(ctx, files); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutAssets(ctx, assets); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.primary.Exec(ctx, `ANALYZE files, assets`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Every list query is a range scan of its index, in index order, that needs
+// no sort: its cost does not grow with the depth of the page. The plans are
+// checked as custom plans (the parameters' values known) and as the generic
+// plan PostgreSQL switches a prepared statement to after five runs.
+func TestQueryPlans(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	seedPlanData(t, s)
+	mid := t0.Add(-15_000 * 7 * time.Second)
+
+	tests := []struct {
+		name     string
+		query    string
+		types    string // of the parameters, for PREPARE
+		args     []any
+		index    string
+		keyConds []string // what the Index Cond must bound the scan by
+	}{
+		{"files first", listFilesFirst, "text, bigint", []any{"project1", 20},
+			"files_by_project_created", []string{"project ="}},
+		{"files after", listFilesAfter, "text, timestamptz, text, bigint", []any{"project1", mid, "fil_15000", 20},
+			"files_by_project_created", []string{"project =", rowBound}},
+		{"assets first", listAssetsFirst, "bigint", []any{20},
+			"assets_by_created", nil},
+		{"assets after", listAssetsAfter, "timestamptz, text, bigint", []any{mid, "ast_15000", 20},
+			"assets_by_created", []string{rowBound}},
+		{"region assets first", listRegionAssetsFirst, "text, bigint", []any{"REG3", 20},
+			"assets_by_region_created", []string{"region >=", "region <="}},
+		{"region assets after", listRegionAssetsAfter, "text, timestamptz, text, bigint", []any{"REG3", mid, "ast_15003", 20},
+			"assets_by_region_created", []string{"region >=", "region <=", rowBound}},
+	}
+	conn, err := s.primary.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	for i, tt := range tests {
+		stmt := fmt.Sprintf("plan_%d", i)
+		if _, err := conn.Exec(t.Context(), fmt.Sprintf("PREPARE %s (%s) AS %s", stmt, tt.types, tt.query)); err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+			t.Run(tt.name+"/"+mode, func(t *testing.T) {
+				if _, err := conn.Exec(t.Context(), "SET plan_cache_mode = "+mode); err != nil {
+					t.Fatal(err)
+				}
+				placeholders := make([]string, len(tt.args))
+				for i := range placeholders {
+					placeholders[i] = fmt.Sprintf("$%d", i+1)
+				}
+				var raw []byte
+				explain := fmt.Sprintf("EXPLAIN (FORMAT JSON) EXECUTE %s (%s)", stmt, strings.Join(placeholders, ", "))
+				// The simple protocol sends EXPLAIN as text, so that its
+				// parameters reach EXECUTE as values.
+				args := append([]any{pgx.QueryExecModeSimpleProtocol}, tt.args...)
+				if err := conn.QueryRow(t.Context(), explain, args...).Scan(&raw); err != nil {
+					t.Fatal(err)
+				}
+				var plans []struct{ Plan planNode }
+				if err := json.Unmarshal(raw, &plans); err != nil {
+					t.Fatal(err)
+				}
+				checkPlan(t, plans[0].Plan, tt.index, tt.keyConds)
+				if t.Failed() {
+					t.Logf("plan: %s", raw)
+				}
+			})
+		}
+	}
+}
+
+// rowBound is how EXPLAIN shows the keyset bound as an index condition.
+const rowBound = "ROW(created_at, id) < ROW("
+
+// checkPlan asserts that plan scans index forwards, bounded by every one of
+// keyConds and with no filter, and sorts nothing.
+func checkPlan(t *testing.T, plan planNode, index string, keyConds []string) {
+	t.Helper()
+	scans := 0
+	plan.walk(func(n planNode) {
+		switch n.NodeType {
+		case "Sort", "Incremental Sort":
+			t.Errorf("the plan sorts: %s", n.NodeType)
+		case "Index Scan", "Index Only Scan":
+			scans++
+			if n.IndexName != index {
+				t.Errorf("scans index %s, want %s", n.IndexName, index)
+			}
+			if n.Direction != "Forward" {
+				t.Errorf("scans %s, want Forward", n.Direction)
+			}
+			for _, c := range keyConds {
+				if !strings.Contains(n.IndexCond, c) {
+					t.Errorf("Index Cond %q does not bound the scan by %q", n.IndexCond, c)
+				}
+			}
+			if n.Filter != "" {
+				t.Errorf("the scan filters rows: %s", n.Filter)
+			}
+		case "Limit":
+		default:
+			t.Errorf("unexpected plan node %s", n.NodeType)
+		}
+	})
+	if scans != 1 {
+		t.Errorf("the plan has %d index scans, want 1", scans)
+	}
+}

@@ -1,0 +1,224 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cdnapi/cdnapi"
+	"github.com/jackc/pgx/v5"
+)
+
+// copyThreshold is the batch size from which an upsert goes through COPY
+// into a temporary table. Below it, one INSERT … SELECT FROM unnest(arrays)
+// carries the rows in a single round trip and costs no catalog work; above
+// it, COPY's streaming wins. See BenchmarkPutFiles for the figures.
+const copyThreshold = 20_000
+
+// unnestChunk caps the rows of one unnest statement, so that one message
+// stays a few megabytes.
+const unnestChunk = 10_000
+
+// upsert is an INSERT … ON CONFLICT DO UPDATE of one table.
+type upsert struct {
+	table   string
+	key     string   // the conflict column
+	columns []string // key first
+	types   []string // the SQL types of columns, for unnest's arrays
+}
+
+var (
+	fileUpsert = upsert{
+		table:   "files",
+		key:     "id",
+		columns: []string{"id", "project", "created_at", "filename", "bytes", "checksum"},
+		types:   []string{"text", "text", "timestamptz", "text", "bigint", "text"},
+	}
+	assetUpsert = upsert{
+		table:   "assets",
+		key:     "id",
+		columns: []string{"id", "created_at", "path", "bytes", "cache_status", "region"},
+		types:   []string{"text", "timestamptz", "text", "bigint", "text", "text"},
+	}
+	regionUpsert = upsert{
+		table:   "regions",
+		key:     "code",
+		columns: []string{"code", "name", "zone", "country", "status"},
+		types:   []string{"text", "text", "text", "text", "text"},
+	}
+)
+
+// onConflict is the tail of the upserts: replace every column, but skip rows
+// that would not change, so that writing the same data again (a re-run seed
+// or ingest) leaves no dead row versions behind.
+func (u upsert) onConflict() string {
+	var set, old, new []string
+	for _, c := range u.columns[1:] {
+		set = append(set, c+" = excluded."+c)
+		old = append(old, u.table+"."+c)
+		new = append(new, "excluded."+c)
+	}
+	return fmt.Sprintf(" ON CONFLICT (%s) DO UPDATE SET %s WHERE (%s) IS DISTINCT FROM (%s)",
+		u.key, strings.Join(set, ", "), strings.Join(old, ", "), strings.Join(new, ", "))
+}
+
+// unnestStatement upserts the rows given as one array parameter per column.
+func (u upsert) unnestStatement() string {
+	params := make([]string, len(u.columns))
+	for i, t := range u.types {
+		params[i] = fmt.Sprintf("$%d::%s[]", i+1, t)
+	}
+	return "INSERT INTO " + u.table + " (" + strings.Join(u.columns, ", ") + ") SELECT * FROM unnest(" +
+		strings.Join(params, ", ") + ")" + u.onConflict()
+}
+
+// staging is the temporary table a COPY fills; it lives until the commit.
+func (u upsert) staging() string { return u.table + "_staging" }
+
+// exec upserts n rows in tx. row returns the values of row i in the order of
+// u.columns. The rows must have distinct keys: PostgreSQL refuses to update
+// one row twice in a statement.
+func (u upsert) exec(ctx context.Context, tx pgx.Tx, n int, row func(i int) []any) error {
+	if n >= copyThreshold {
+		return u.copyExec(ctx, tx, n, row)
+	}
+	stmt := u.unnestStatement()
+	rows := make([][]any, 0, min(n, unnestChunk))
+	for start := 0; start < n; start += unnestChunk {
+		rows = rows[:0]
+		for i := start; i < min(start+unnestChunk, n); i++ {
+			rows = append(rows, row(i))
+		}
+		args := make([]any, len(u.columns))
+		for c, typ := range u.types {
+			args[c] = column(typ, rows, c)
+		}
+		if _, err := tx.Exec(ctx, stmt, args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// column returns column c of rows as a slice of the Go type that pgx encodes
+// as an array of typ.
+func column(typ string, rows [][]any, c int) any {
+	switch typ {
+	case "timestamptz":
+		return columnOf[time.Time](rows, c)
+	case "bigint":
+		return columnOf[int64](rows, c)
+	default:
+		return columnOf[string](rows, c)
+	}
+}
+
+func columnOf[T any](rows [][]any, c int) []T {
+	col := make([]T, len(rows))
+	for i, r := range rows {
+		col[i] = r[c].(T)
+	}
+	return col
+}
+
+// copyExec streams the rows into a temporary table with COPY and upserts
+// them from there in one statement.
+func (u upsert) copyExec(ctx context.Context, tx pgx.Tx, n int, row func(i int) []any) error {
+	// LIKE copies the columns' types and collations, not the indexes: the
+	// staging table only has to be read once, in full.
+	if _, err := tx.Exec(ctx, "CREATE TEMP TABLE "+u.staging()+" (LIKE "+u.table+") ON COMMIT DROP"); err != nil {
+		return err
+	}
+	i := 0
+	src := pgx.CopyFromFunc(func() ([]any, error) {
+		if i == n {
+			return nil, nil
+		}
+		i++
+		return row(i - 1), nil
+	})
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{u.staging()}, u.columns, src); err != nil {
+		return err
+	}
+	cols := strings.Join(u.columns, ", ")
+	_, err := tx.Exec(ctx, "INSERT INTO "+u.table+" ("+cols+") SELECT "+cols+" FROM "+u.staging()+u.onConflict())
+	return err
+}
+
+// lastByKey returns the indexes of the items to write: for each key, the
+// last item that has it, as a replacing write of each in turn would leave.
+// The order of the kept items is kept.
+func lastByKey(n int, key func(i int) string) []int {
+	last := make(map[string]int, n)
+	for i := range n {
+		last[key(i)] = i
+	}
+	keep := make([]int, 0, len(last))
+	for i := range n {
+		if last[key(i)] == i {
+			keep = append(keep, i)
+		}
+	}
+	return keep
+}
+
+// PutFiles upserts files by ID in one transaction on the primary: all or
+// none. Times are stored as whole seconds. When several files share an ID,
+// the last one wins. Writing no files does nothing.
+func (s *Store) PutFiles(ctx context.Context, files []cdnapi.File) error {
+	if len(files) == 0 {
+		return nil
+	}
+	keep := lastByKey(len(files), func(i int) string { return files[i].ID })
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		return fileUpsert.exec(ctx, tx, len(keep), func(i int) []any {
+			f := &files[keep[i]]
+			return []any{f.ID, f.Project, wholeSecondUTC(f.CreatedAt), f.Filename, f.Bytes, f.Checksum}
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: put %d files: %w", len(files), err)
+	}
+	return nil
+}
+
+// PutAssets upserts assets by ID in one transaction on the primary: all or
+// none. Times are stored as whole seconds. When several assets share an ID,
+// the last one wins. Writing no assets does nothing.
+func (s *Store) PutAssets(ctx context.Context, assets []cdnapi.Asset) error {
+	if len(assets) == 0 {
+		return nil
+	}
+	keep := lastByKey(len(assets), func(i int) string { return assets[i].ID })
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		return assetUpsert.exec(ctx, tx, len(keep), func(i int) []any {
+			a := &assets[keep[i]]
+			return []any{a.ID, wholeSecondUTC(a.CreatedAt), a.Path, a.Bytes, string(a.CacheStatus), a.Region}
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: put %d assets: %w", len(assets), err)
+	}
+	return nil
+}
+
+// PutRegions upserts regions by code in one transaction on the primary: all
+// or none. When several regions share a code, the last one wins. Writing no
+// regions does nothing.
+func (s *Store) PutRegions(ctx context.Context, regions []cdnapi.Region) error {
+	if len(regions) == 0 {
+		return nil
+	}
+	keep := lastByKey(len(regions), func(i int) string { return regions[i].Code })
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		return regionUpsert.exec(ctx, tx, len(keep), func(i int) []any {
+			r := &regions[keep[i]]
+			return []any{r.Code, r.Name, r.Zone, r.Country, string(r.Status)}
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("postgres: put %d regions: %w", len(regions), err)
+	}
+	return nil
+}
