@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"iter"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -22,10 +23,9 @@ const (
 const idSuffixLen = 24
 
 // Generator produces demo records. The records it produces depend only on
-// the seed and the reference time it was made with, and on how many records
-// of each kind were asked for before: files and assets come from separate
-// random streams, so the assets of a seed are the same whatever number of
-// files was generated first.
+// the seed and the reference time it was made with, and on the calls made
+// before: files and assets come from separate random streams, so the assets
+// of a seed are the same whatever number of files was generated first.
 //
 // A Generator is not safe for concurrent use.
 type Generator struct {
@@ -56,12 +56,44 @@ func NewGenerator(seed int64, now time.Time) *Generator {
 	}
 }
 
-// NextFile returns the next demo file, belonging to project.
-func (g *Generator) NextFile(project string) cdnapi.File {
+// Files returns a sequence of n new files of project, oldest first, their
+// creation times spread evenly over the FileSpan before the reference time.
+//
+// Records come oldest first, and IDs sort by creation second, because that
+// is how real records arrive: a store then appends to its indexes instead
+// of inserting all over them, which makes seeding millions of rows several
+// times faster.
+//
+// The sequence is single-use: each pass draws new records from the
+// generator. Stopping early leaves the rest undrawn.
+func (g *Generator) Files(project string, n int) iter.Seq[cdnapi.File] {
+	return func(yield func(cdnapi.File) bool) {
+		for i := range n {
+			if !yield(g.file(project, g.spread(g.files, FileSpan, i, n))) {
+				return
+			}
+		}
+	}
+}
+
+// Assets returns a sequence of n new assets, oldest first, their request
+// times spread evenly over the AssetSpan before the reference time. It is
+// single-use, like Files.
+func (g *Generator) Assets(n int) iter.Seq[cdnapi.Asset] {
+	return func(yield func(cdnapi.Asset) bool) {
+		for i := range n {
+			if !yield(g.asset(g.spread(g.assets, AssetSpan, i, n))) {
+				return
+			}
+		}
+	}
+}
+
+// file returns a new file of project created at created.
+func (g *Generator) file(project string, created time.Time) cdnapi.File {
 	r := g.files
-	id := g.id(cdnapi.FileIDPrefix, r, g.fileKey+g.fileSeq)
+	id := g.id(cdnapi.FileIDPrefix, r, created, g.fileKey+g.fileSeq)
 	g.fileSeq++
-	created := g.before(r, FileSpan)
 	k := &fileKinds[fileKindPicker.pick(r)]
 	name, median, sigma := k.build(g, created)
 	return cdnapi.File{
@@ -74,12 +106,11 @@ func (g *Generator) NextFile(project string) cdnapi.File {
 	}
 }
 
-// NextAsset returns the next demo asset.
-func (g *Generator) NextAsset() cdnapi.Asset {
+// asset returns a new asset requested at created.
+func (g *Generator) asset(created time.Time) cdnapi.Asset {
 	r := g.assets
-	id := g.id(cdnapi.AssetIDPrefix, r, g.assetKey+g.assetSeq)
+	id := g.id(cdnapi.AssetIDPrefix, r, created, g.assetKey+g.assetSeq)
 	g.assetSeq++
-	created := g.before(r, AssetSpan)
 	k := &assetKinds[assetKindPicker.pick(r)]
 	path, median, sigma := k.build(g)
 	return cdnapi.Asset{
@@ -92,25 +123,30 @@ func (g *Generator) NextAsset() cdnapi.Asset {
 	}
 }
 
-// before returns a time, in whole seconds UTC, drawn evenly from the span
-// that ends at the reference time.
-func (g *Generator) before(r *rand.Rand, span time.Duration) time.Time {
+// spread returns the time of record i of n spread over the span that ends
+// at the reference time, in whole seconds UTC. The span is cut into n equal
+// slots and record i falls at a random point of slot i: the times are as
+// even as independent uniform draws, but they never decrease.
+func (g *Generator) spread(r *rand.Rand, span time.Duration, i, n int) time.Time {
 	secs := int64(span / time.Second)
-	return time.Unix(g.now-r.Int64N(secs+1), 0).UTC()
+	off := (int64(i)*secs + r.Int64N(secs)) / int64(n)
+	return time.Unix(g.now-secs+off, 0).UTC()
 }
 
-// base62 is the alphabet of ID suffixes.
+// base62 is the alphabet of ID suffixes, in ASCII order so that IDs sort
+// as the numbers they spell.
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
-// id returns prefix followed by idSuffixLen base62 characters. The first 11
-// characters spell a keyed permutation of seq, so IDs from one generator are
-// unique by construction (62^11 > 2^64); the other 13 are random and keep
-// IDs of different seeds apart.
-func (g *Generator) id(prefix string, r *rand.Rand, seq uint64) string {
+// id returns prefix followed by idSuffixLen base62 characters, laid out
+// like a KSUID: 6 characters spell the creation second, most significant
+// first, so IDs sort by time; the next 11 spell a keyed permutation of seq,
+// which makes the IDs of one generator unique by construction (62^11 >
+// 2^64); the last 7 are random.
+func (g *Generator) id(prefix string, r *rand.Rand, created time.Time, seq uint64) string {
 	b := append(g.buf[:0], prefix...)
+	b = appendBase62BE(b, uint64(created.Unix()), 6)
 	b = appendBase62(b, mix64(seq), 11)
-	b = appendBase62(b, r.Uint64(), 10)
-	b = appendBase62(b, r.Uint64(), 3)
+	b = appendBase62(b, r.Uint64(), 7)
 	g.buf = b
 	return string(b)
 }
@@ -143,6 +179,17 @@ func mix64(x uint64) uint64 {
 func appendBase62(b []byte, x uint64, n int) []byte {
 	for range n {
 		b = append(b, base62[x%62])
+		x /= 62
+	}
+	return b
+}
+
+// appendBase62BE appends the n lowest base62 digits of x, most significant
+// first, so that the digits sort as the numbers do.
+func appendBase62BE(b []byte, x uint64, n int) []byte {
+	b = append(b, make([]byte, n)...)
+	for i := len(b) - 1; i >= len(b)-n; i-- {
+		b[i] = base62[x%62]
 		x /= 62
 	}
 	return b

@@ -3,6 +3,7 @@ package demo
 import (
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,19 +23,11 @@ var (
 var testNow = time.Date(2026, 11, 20, 14, 3, 7, 250_000_000, time.UTC)
 
 func files(g *Generator, n int) []cdnapi.File {
-	fs := make([]cdnapi.File, n)
-	for i := range fs {
-		fs[i] = g.NextFile("default")
-	}
-	return fs
+	return slices.Collect(g.Files("default", n))
 }
 
 func assets(g *Generator, n int) []cdnapi.Asset {
-	as := make([]cdnapi.Asset, n)
-	for i := range as {
-		as[i] = g.NextAsset()
-	}
-	return as
+	return slices.Collect(g.Assets(n))
 }
 
 func TestRegions(t *testing.T) {
@@ -110,6 +103,65 @@ func TestAssetsDoNotDependOnFiles(t *testing.T) {
 	files(b, 1234)
 	if !reflect.DeepEqual(assets(a, 300), assets(b, 300)) {
 		t.Error("the assets changed with the number of files generated before them")
+	}
+}
+
+// Records come oldest first and their IDs sort by creation second, so
+// stores append to their indexes.
+func TestRecordsComeOldestFirst(t *testing.T) {
+	g := NewGenerator(6, testNow)
+	fs, as := files(g, 5000), assets(g, 5000)
+	type record struct {
+		id      string
+		created time.Time
+	}
+	type list struct {
+		records []record
+		span    time.Duration
+	}
+	var fr, ar []record
+	for _, f := range fs {
+		fr = append(fr, record{f.ID, f.CreatedAt})
+	}
+	for _, a := range as {
+		ar = append(ar, record{a.ID, a.CreatedAt})
+	}
+	for _, l := range []list{{fr, FileSpan}, {ar, AssetSpan}} {
+		rs := l.records
+		for i := 1; i < len(rs); i++ {
+			prev, cur := rs[i-1], rs[i]
+			if cur.created.Before(prev.created) {
+				t.Fatalf("%s (%v) comes after the newer %s (%v)", cur.id, cur.created, prev.id, prev.created)
+			}
+			if cur.created.After(prev.created) && cur.id[4:10] <= prev.id[4:10] {
+				t.Fatalf("%s, created later, does not sort after %s", cur.id, prev.id)
+			}
+		}
+		// Spread, not bunched: the oldest and newest are near the ends
+		// of the span.
+		if span := rs[len(rs)-1].created.Sub(rs[0].created); span < l.span*99/100 {
+			t.Errorf("records span only %v of %v", span, l.span)
+		}
+	}
+}
+
+func TestSequenceStopsEarly(t *testing.T) {
+	g := NewGenerator(8, testNow)
+	n := 0
+	for range g.Files("default", 100) {
+		n++
+		if n == 3 {
+			break
+		}
+	}
+	for range g.Assets(100) {
+		n++
+		if n == 5 {
+			break
+		}
+	}
+	if n != 5 {
+		t.Errorf("took %d records, want 5", n)
 	}
 }
 
@@ -242,18 +294,16 @@ func TestAppendPadded(t *testing.T) {
 	}
 }
 
-func BenchmarkNextFile(b *testing.B) {
+func BenchmarkFiles(b *testing.B) {
 	g := NewGenerator(1, testNow)
 	b.ReportAllocs()
-	for b.Loop() {
-		g.NextFile("default")
+	for range g.Files("default", b.N) {
 	}
 }
 
-func BenchmarkNextAsset(b *testing.B) {
+func BenchmarkAssets(b *testing.B) {
 	g := NewGenerator(1, testNow)
 	b.ReportAllocs()
-	for b.Loop() {
-		g.NextAsset()
+	for range g.Assets(b.N) {
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
@@ -34,7 +35,7 @@ type SeedOptions struct {
 
 // Seed writes the demo regions, then exactly opts.Files files of
 // opts.Project and opts.Assets assets made by NewGenerator(opts.Seed,
-// opts.Now). Writers replace records with the same ID, and the same options
+// opts.Now), oldest first. Writers replace records with the same ID, and the same options
 // always give the same records, so seeding twice with the same options
 // leaves the same data as seeding once.
 //
@@ -53,6 +54,9 @@ func Seed(ctx context.Context, w Writer, opts SeedOptions) error {
 	case opts.BatchSize < 0:
 		return errors.New("demo: the batch size must not be negative")
 	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	size := opts.BatchSize
 	if size == 0 {
 		size = DefaultBatchSize
@@ -61,31 +65,38 @@ func Seed(ctx context.Context, w Writer, opts SeedOptions) error {
 		return fmt.Errorf("demo: write regions: %w", err)
 	}
 	g := NewGenerator(opts.Seed, opts.Now)
-	files := make([]cdnapi.File, 0, min(size, opts.Files))
-	for done := 0; done < opts.Files; done += len(files) {
-		files = files[:0]
-		for range min(size, opts.Files-done) {
-			files = append(files, g.NextFile(opts.Project))
-		}
+	if err := writeBatches(ctx, g.Files(opts.Project, opts.Files), min(size, opts.Files), w.PutFiles); err != nil {
+		return fmt.Errorf("demo: write files: %w", err)
+	}
+	if err := writeBatches(ctx, g.Assets(opts.Assets), min(size, opts.Assets), w.PutAssets); err != nil {
+		return fmt.Errorf("demo: write assets: %w", err)
+	}
+	return nil
+}
+
+// writeBatches writes the records of seq through put, size at a time, in
+// one reused slice. It checks ctx before each write, so that a long seed
+// stops soon after it is canceled.
+func writeBatches[T any](ctx context.Context, seq iter.Seq[T], size int, put func(context.Context, []T) error) error {
+	batch := make([]T, 0, size)
+	flush := func() error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := w.PutFiles(ctx, files); err != nil {
-			return fmt.Errorf("demo: write files: %w", err)
+		err := put(ctx, batch)
+		batch = batch[:0]
+		return err
+	}
+	for v := range seq {
+		batch = append(batch, v)
+		if len(batch) == size {
+			if err := flush(); err != nil {
+				return err
+			}
 		}
 	}
-	assets := make([]cdnapi.Asset, 0, min(size, opts.Assets))
-	for done := 0; done < opts.Assets; done += len(assets) {
-		assets = assets[:0]
-		for range min(size, opts.Assets-done) {
-			assets = append(assets, g.NextAsset())
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := w.PutAssets(ctx, assets); err != nil {
-			return fmt.Errorf("demo: write assets: %w", err)
-		}
+	if len(batch) > 0 {
+		return flush()
 	}
 	return nil
 }

@@ -1,10 +1,146 @@
 package demo
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"path/filepath"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/sqlite"
 )
+
+// openStore returns a migrated SQLite store in a temporary directory.
+func openStore(t *testing.T) *sqlite.Store {
+	t.Helper()
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cdnapi.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// newestFirst is the order of the lists: created_at DESC, id DESC.
+func newestFirst(aTime time.Time, aID string, bTime time.Time, bID string) int {
+	if c := bTime.Compare(aTime); c != 0 {
+		return c
+	}
+	return cmp.Compare(bID, aID)
+}
+
+// storedFiles walks the whole file list of project.
+func storedFiles(t *testing.T, s *sqlite.Store, project string) []cdnapi.File {
+	t.Helper()
+	var all []cdnapi.File
+	q := cdnapi.FileQuery{Project: project, Limit: cdnapi.MaxLimit}
+	for {
+		page, err := s.ListFiles(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, page...)
+		if len(page) < q.Limit {
+			return all
+		}
+		last := page[len(page)-1]
+		q.After = &cdnapi.Position{CreatedAt: last.CreatedAt, ID: last.ID}
+	}
+}
+
+// storedAssets walks the whole asset list.
+func storedAssets(t *testing.T, s *sqlite.Store) []cdnapi.Asset {
+	t.Helper()
+	var all []cdnapi.Asset
+	q := cdnapi.AssetQuery{Limit: cdnapi.MaxLimit}
+	for {
+		page, err := s.ListAssets(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, page...)
+		if len(page) < q.Limit {
+			return all
+		}
+		last := page[len(page)-1]
+		q.After = &cdnapi.Position{CreatedAt: last.CreatedAt, ID: last.ID}
+	}
+}
+
+func TestSeedWritesExactlyWhatWasAsked(t *testing.T) {
+	tests := []struct {
+		name          string
+		files, assets int
+		batchSize     int
+	}{
+		{"nothing but regions", 0, 0, 0},
+		{"one partial batch", 7, 3, 0},
+		{"several batches and a partial one", 1234, 567, 100},
+		{"batches of one", 5, 4, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			store := openStore(t)
+			opts := SeedOptions{Project: "acme", Files: tt.files, Assets: tt.assets, Seed: 9, Now: testNow, BatchSize: tt.batchSize}
+			// Seeding twice must leave what seeding once leaves.
+			for range 2 {
+				if err := Seed(ctx, store, opts); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			regions, err := store.ListRegions(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(regions) != len(Regions()) {
+				t.Errorf("stored %d regions, want %d", len(regions), len(Regions()))
+			}
+
+			g := NewGenerator(9, testNow)
+			wantFiles := files(g, tt.files)
+			for i := range wantFiles {
+				wantFiles[i].Project = "acme"
+			}
+			slices.SortFunc(wantFiles, func(a, b cdnapi.File) int { return newestFirst(a.CreatedAt, a.ID, b.CreatedAt, b.ID) })
+			if got := storedFiles(t, store, "acme"); len(got) != tt.files || (tt.files > 0 && !reflect.DeepEqual(got, wantFiles)) {
+				t.Errorf("stored %d files, want exactly the %d generated", len(got), tt.files)
+			}
+			if got := storedFiles(t, store, "default"); len(got) != 0 {
+				t.Errorf("stored %d files in another project", len(got))
+			}
+
+			wantAssets := assets(g, tt.assets)
+			slices.SortFunc(wantAssets, func(a, b cdnapi.Asset) int { return newestFirst(a.CreatedAt, a.ID, b.CreatedAt, b.ID) })
+			if got := storedAssets(t, store); len(got) != tt.assets || (tt.assets > 0 && !reflect.DeepEqual(got, wantAssets)) {
+				t.Errorf("stored %d assets, want exactly the %d generated", len(got), tt.assets)
+			}
+		})
+	}
+}
+
+func TestSeedStopsWhenCanceled(t *testing.T) {
+	store := openStore(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := Seed(ctx, store, SeedOptions{Project: "acme", Files: 10, Assets: 10, Now: testNow})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Seed with a canceled context returned %v, want context.Canceled", err)
+	}
+	if got := storedFiles(t, store, "acme"); len(got) != 0 {
+		t.Errorf("Seed wrote %d files after its context ended", len(got))
+	}
+}
 
 // Invalid options are refused before the writer is touched, so a nil
 // writer is enough here.
@@ -29,4 +165,29 @@ func TestSeedRefusesInvalidOptions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkSeed seeds 100,000 files into a fresh SQLite store per
+// iteration; multiply by ten for the figure of a million.
+func BenchmarkSeed(b *testing.B) {
+	const n = 100_000
+	ctx := context.Background()
+	for b.Loop() {
+		b.StopTimer()
+		store, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "cdnapi.db"), sqlite.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := store.Migrate(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		if err := Seed(ctx, store, SeedOptions{Project: "default", Files: n, Seed: 1, Now: testNow}); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		store.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "files/s")
 }
