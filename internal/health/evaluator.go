@@ -79,7 +79,8 @@ type Evaluator struct {
 // measurement is the result of one probe of a component.
 type measurement struct {
 	status cdnapi.Status
-	err    error // why the component is not operational; logged for storage only
+	took   time.Duration // how long the probe took; zero when nothing was probed
+	err    error         // why the component is not operational; logged for storage only
 }
 
 // New returns an Evaluator of store's components. It starts nothing and
@@ -199,7 +200,9 @@ func (e *Evaluator) SetDraining() {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.draining = true
-	e.publishLocked(true)
+	// Before the first evaluation there is nothing to compare with; the
+	// first evaluation logs every component.
+	e.publishLocked(e.published != nil)
 }
 
 // publishLocked builds the document from the last measurements and the
@@ -247,6 +250,9 @@ func (e *Evaluator) publishLocked(logChanges bool) cdnapi.StatusDocument {
 			attrs := []any{"component", name, "status", s}
 			if ok {
 				attrs = append(attrs, "previous", prev)
+			}
+			if m.took > 0 {
+				attrs = append(attrs, "took", m.took.Round(time.Microsecond))
 			}
 			// Only the store's error is logged: it is our own. HTTP
 			// probe errors carry the health URL, whose query string

@@ -381,3 +381,24 @@ func TestRunEvaluatesUntilCanceled(t *testing.T) {
 		t.Fatal("Run did not return after its context ended")
 	}
 }
+
+// Draining before the first evaluation has nothing to compare with, so it
+// logs nothing; the first evaluation then logs every component once.
+func TestDrainingBeforeFirstEvaluationLogsNothing(t *testing.T) {
+	var logs bytes.Buffer
+	e := New(openStore(t), Config{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Now: fixedClock})
+	e.SetDraining()
+	if logs.Len() != 0 {
+		t.Errorf("SetDraining before any evaluation logged:\n%s", logs.String())
+	}
+	if s := statusOf(e.Document(), cdnapi.ComponentAPI); s != cdnapi.StatusUnderMaintenance {
+		t.Errorf("API is %s after SetDraining, want under_maintenance", s)
+	}
+	e.Evaluate(context.Background())
+	if n := strings.Count(logs.String(), "component status changed"); n != len(cdnapi.Components) {
+		t.Errorf("the first round logged %d status lines, want %d:\n%s", n, len(cdnapi.Components), logs.String())
+	}
+	if !strings.Contains(logs.String(), `component=API status=under_maintenance`) {
+		t.Errorf("the first round did not log the draining API:\n%s", logs.String())
+	}
+}

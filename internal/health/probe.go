@@ -68,11 +68,11 @@ func (e *Evaluator) probeURL(ctx context.Context, url string) measurement {
 func (e *Evaluator) judge(took time.Duration, err error) measurement {
 	switch {
 	case err != nil:
-		return measurement{status: cdnapi.StatusMajorOutage, err: err}
+		return measurement{status: cdnapi.StatusMajorOutage, took: took, err: err}
 	case took > e.cfg.SlowThreshold:
-		return measurement{status: cdnapi.StatusDegradedPerformance}
+		return measurement{status: cdnapi.StatusDegradedPerformance, took: took}
 	default:
-		return measurement{status: cdnapi.StatusOperational}
+		return measurement{status: cdnapi.StatusOperational, took: took}
 	}
 }
 
