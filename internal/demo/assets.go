@@ -84,13 +84,7 @@ var assetKinds = []assetKind{
 	{20, download, cacheable},
 }
 
-var assetKindPicker = func() picker {
-	w := make([]int, len(assetKinds))
-	for i, k := range assetKinds {
-		w[i] = k.weight
-	}
-	return newPicker(w...)
-}()
+var assetKindPicker = pickerOf(assetKinds, func(k assetKind) int { return k.weight })
 
 // imageFormats and imageWidths are the responsive variants of product
 // images.

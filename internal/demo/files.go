@@ -37,13 +37,7 @@ var fileKinds = []fileKind{
 	{4, internationalName},
 }
 
-var fileKindPicker = func() picker {
-	w := make([]int, len(fileKinds))
-	for i, k := range fileKinds {
-		w[i] = k.weight
-	}
-	return newPicker(w...)
-}()
+var fileKindPicker = pickerOf(fileKinds, func(k fileKind) int { return k.weight })
 
 // cameraPhoto names a photo the way cameras and phones do: "IMG_4821.jpg".
 func cameraPhoto(g *Generator, _ time.Time) (string, float64, float64) {

@@ -252,16 +252,20 @@ func newPicker(weights ...int) picker {
 	return p
 }
 
+// pickerOf returns a picker of the indexes of items, each weighted by
+// weight(item).
+func pickerOf[T any](items []T, weight func(T) int) picker {
+	w := make([]int, len(items))
+	for i, it := range items {
+		w[i] = weight(it)
+	}
+	return newPicker(w...)
+}
+
 // pick draws an index.
 func (p picker) pick(r *rand.Rand) int {
 	return int(p.table[r.IntN(len(p.table))])
 }
 
 // popPicker draws points of presence by their share of the traffic.
-var popPicker = func() picker {
-	w := make([]int, len(pops))
-	for i, p := range pops {
-		w[i] = p.weight
-	}
-	return newPicker(w...)
-}()
+var popPicker = pickerOf(pops, func(p pop) int { return p.weight })

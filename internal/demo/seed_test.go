@@ -1,17 +1,16 @@
 package demo
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"path/filepath"
 	"reflect"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/sqlite"
+	"github.com/cdnapi/cdnapi/internal/storetest"
 )
 
 // openStore returns a migrated SQLite store in a temporary directory.
@@ -29,50 +28,37 @@ func openStore(t *testing.T) *sqlite.Store {
 	return s
 }
 
-// newestFirst is the order of the lists: created_at DESC, id DESC.
-func newestFirst(aTime time.Time, aID string, bTime time.Time, bID string) int {
-	if c := bTime.Compare(aTime); c != 0 {
-		return c
+// walk reads a whole list, a page of the largest size at a time.
+func walk[T any](t *testing.T, list func(after *cdnapi.Position) ([]T, error), position func(T) cdnapi.Position) []T {
+	t.Helper()
+	var all []T
+	var after *cdnapi.Position
+	for {
+		page, err := list(after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, page...)
+		if len(page) < cdnapi.MaxLimit {
+			return all
+		}
+		p := position(page[len(page)-1])
+		after = &p
 	}
-	return cmp.Compare(bID, aID)
 }
 
 // storedFiles walks the whole file list of project.
 func storedFiles(t *testing.T, s *sqlite.Store, project string) []cdnapi.File {
-	t.Helper()
-	var all []cdnapi.File
-	q := cdnapi.FileQuery{Project: project, Limit: cdnapi.MaxLimit}
-	for {
-		page, err := s.ListFiles(context.Background(), q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, page...)
-		if len(page) < q.Limit {
-			return all
-		}
-		last := page[len(page)-1]
-		q.After = &cdnapi.Position{CreatedAt: last.CreatedAt, ID: last.ID}
-	}
+	return walk(t, func(after *cdnapi.Position) ([]cdnapi.File, error) {
+		return s.ListFiles(context.Background(), cdnapi.FileQuery{Project: project, After: after, Limit: cdnapi.MaxLimit})
+	}, storetest.FilePosition)
 }
 
 // storedAssets walks the whole asset list.
 func storedAssets(t *testing.T, s *sqlite.Store) []cdnapi.Asset {
-	t.Helper()
-	var all []cdnapi.Asset
-	q := cdnapi.AssetQuery{Limit: cdnapi.MaxLimit}
-	for {
-		page, err := s.ListAssets(context.Background(), q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, page...)
-		if len(page) < q.Limit {
-			return all
-		}
-		last := page[len(page)-1]
-		q.After = &cdnapi.Position{CreatedAt: last.CreatedAt, ID: last.ID}
-	}
+	return walk(t, func(after *cdnapi.Position) ([]cdnapi.Asset, error) {
+		return s.ListAssets(context.Background(), cdnapi.AssetQuery{After: after, Limit: cdnapi.MaxLimit})
+	}, storetest.AssetPosition)
 }
 
 func TestSeedWritesExactlyWhatWasAsked(t *testing.T) {
@@ -112,7 +98,7 @@ func TestSeedWritesExactlyWhatWasAsked(t *testing.T) {
 			for i := range wantFiles {
 				wantFiles[i].Project = "acme"
 			}
-			slices.SortFunc(wantFiles, func(a, b cdnapi.File) int { return newestFirst(a.CreatedAt, a.ID, b.CreatedAt, b.ID) })
+			storetest.SortFiles(wantFiles)
 			if got := storedFiles(t, store, "acme"); len(got) != tt.files || (tt.files > 0 && !reflect.DeepEqual(got, wantFiles)) {
 				t.Errorf("stored %d files, want exactly the %d generated", len(got), tt.files)
 			}
@@ -121,7 +107,7 @@ func TestSeedWritesExactlyWhatWasAsked(t *testing.T) {
 			}
 
 			wantAssets := assets(g, tt.assets)
-			slices.SortFunc(wantAssets, func(a, b cdnapi.Asset) int { return newestFirst(a.CreatedAt, a.ID, b.CreatedAt, b.ID) })
+			storetest.SortAssets(wantAssets)
 			if got := storedAssets(t, store); len(got) != tt.assets || (tt.assets > 0 && !reflect.DeepEqual(got, wantAssets)) {
 				t.Errorf("stored %d assets, want exactly the %d generated", len(got), tt.assets)
 			}
