@@ -14,7 +14,7 @@ import (
 // into a temporary table. Below it, one INSERT … SELECT FROM unnest(arrays)
 // carries the rows in a single round trip and costs no catalog work; above
 // it, COPY's streaming wins. See BenchmarkPutFiles for the figures.
-const copyThreshold = 20_000
+const copyThreshold = 2_000
 
 // unnestChunk caps the rows of one unnest statement, so that one message
 // stays a few megabytes.
@@ -83,6 +83,12 @@ func (u upsert) exec(ctx context.Context, tx pgx.Tx, n int, row func(i int) []an
 	if n >= copyThreshold {
 		return u.copyExec(ctx, tx, n, row)
 	}
+	return u.unnestExec(ctx, tx, n, row)
+}
+
+// unnestExec upserts the rows with INSERT … SELECT FROM unnest(arrays), one
+// statement per unnestChunk rows.
+func (u upsert) unnestExec(ctx context.Context, tx pgx.Tx, n int, row func(i int) []any) error {
 	stmt := u.unnestStatement()
 	rows := make([][]any, 0, min(n, unnestChunk))
 	for start := 0; start < n; start += unnestChunk {

@@ -1,0 +1,139 @@
+package postgres
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/pgtest"
+	"github.com/jackc/pgx/v5"
+)
+
+// benchFiles returns n files of one project, newest first, three to a
+// second so that ties in created_at are common, with IDs that sort in
+// neither insertion nor time order.
+func benchFiles(project string, n int) []cdnapi.File {
+	files := make([]cdnapi.File, n)
+	for i := range files {
+		sum := sha256.Sum256(fmt.Appendf(nil, "%s/%d", project, i))
+		files[i] = cdnapi.File{
+			ID:        "fil_" + hex.EncodeToString(sum[:8]),
+			Project:   project,
+			CreatedAt: t0.Add(-time.Duration(i/3) * time.Second),
+			Filename:  fmt.Sprintf("report-%07d.pdf", i),
+			Bytes:     int64(sum[8])<<16 | int64(sum[9]),
+			Checksum:  "sha256:" + hex.EncodeToString(sum[:]),
+		}
+	}
+	return files
+}
+
+// BenchmarkListFiles pages through 1,000,000 files of one project (beside
+// 100,000 of another) at limit 20: the first page, and pages half-way and
+// 99% of the way through, which a keyset scan must serve as fast as the
+// first. Besides ns/op it reports the median latency of one call.
+func BenchmarkListFiles(b *testing.B) {
+	const n = 1_000_000
+	s := openStore(b, pgtest.NewDatabase(b), Options{})
+	ctx := b.Context()
+	start := time.Now()
+	files := benchFiles("default", n)
+	for batch := range slices.Chunk(append(files, benchFiles("other", n/10)...), 50_000) {
+		if err := s.PutFiles(ctx, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := s.primary.Exec(ctx, `VACUUM ANALYZE files`); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("wrote %d files in %v", n+n/10, time.Since(start).Round(time.Millisecond))
+
+	// The positions of the pages, as cursors would carry them: the sorted
+	// order is the store's own, so ask it rather than re-sort in Go.
+	positions := map[string]*cdnapi.Position{"page1": nil}
+	for _, depth := range []int{n / 2, n - n/100} {
+		var p cdnapi.Position
+		err := s.primary.QueryRow(ctx, `SELECT created_at, id FROM files WHERE project = 'default'
+			ORDER BY created_at DESC, id DESC OFFSET $1 LIMIT 1`, depth).Scan(&p.CreatedAt, &p.ID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		positions[fmt.Sprintf("deep%d", depth)] = &p
+	}
+
+	for _, name := range []string{"page1", fmt.Sprintf("deep%d", n/2), fmt.Sprintf("deep%d", n-n/100)} {
+		after := positions[name]
+		b.Run(name, func(b *testing.B) {
+			q := cdnapi.FileQuery{Project: "default", After: after, Limit: 20}
+			var took []time.Duration
+			for b.Loop() {
+				t := time.Now()
+				page, err := s.ListFiles(ctx, q)
+				took = append(took, time.Since(t))
+				if err != nil || len(page) != 20 {
+					b.Fatalf("ListFiles = %d files, %v", len(page), err)
+				}
+			}
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)/2].Microseconds()), "p50-µs")
+			logPlan(b, s, q)
+		})
+	}
+}
+
+// logPlan logs EXPLAIN ANALYZE of the query ListFiles runs for q.
+func logPlan(b *testing.B, s *Store, q cdnapi.FileQuery) {
+	sql, args := listFilesFirst, []any{q.Project, q.Limit}
+	if q.After != nil {
+		sql, args = listFilesAfter, []any{q.Project, q.After.CreatedAt, q.After.ID, q.Limit}
+	}
+	rows, err := s.read.Query(b.Context(), "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) "+sql, args...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("plan:\n%s", strings.Join(lines, "\n"))
+}
+
+// BenchmarkPutFiles compares the two ways an upsert carries its rows, at
+// the batch size of demo.Seed and at a larger one: the figures behind
+// copyThreshold. Each op writes one batch of new files into a table that
+// grows.
+func BenchmarkPutFiles(b *testing.B) {
+	s := openStore(b, pgtest.NewDatabase(b), Options{})
+	for _, size := range []int{5_000, 50_000} {
+		for _, path := range []string{"unnest", "copy"} {
+			b.Run(fmt.Sprintf("%s/%d", path, size), func(b *testing.B) {
+				round := 0
+				for b.Loop() {
+					b.StopTimer()
+					files := benchFiles(fmt.Sprintf("%s-%d-%d", path, size, round), size)
+					round++
+					b.StartTimer()
+					err := s.inTx(b.Context(), func(tx pgx.Tx) error {
+						row := func(i int) []any {
+							f := &files[i]
+							return []any{f.ID, f.Project, wholeSecondUTC(f.CreatedAt), f.Filename, f.Bytes, f.Checksum}
+						}
+						if path == "copy" {
+							return fileUpsert.copyExec(b.Context(), tx, size, row)
+						}
+						return fileUpsert.unnestExec(b.Context(), tx, size, row)
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(size*b.N)/b.Elapsed().Seconds(), "rows/s")
+			})
+		}
+	}
+}
