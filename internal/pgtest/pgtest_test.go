@@ -2,6 +2,7 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"os"
 	"testing"
 	"time"
@@ -162,5 +163,35 @@ func TestReplicaFollowsPrimary(t *testing.T) {
 	}
 	if err := primary.WaitReplay(ctx); err == nil {
 		t.Error("WaitReplay on a primary succeeded")
+	}
+}
+
+// recorder is a testing.TB that records how a test would end instead of
+// ending it.
+type recorder struct {
+	testing.TB
+	fatal, skip bool
+}
+
+func (r *recorder) Helper()               {}
+func (r *recorder) Fatalf(string, ...any) { r.fatal = true }
+func (r *recorder) Skipf(string, ...any)  { r.skip = true }
+
+func TestMissingPostgreSQL(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		ci          string
+		fatal, skip bool
+	}{
+		{"true", true, false},
+		{"", false, true},
+		{"false", false, true},
+	}
+	for _, tt := range tests {
+		r := &recorder{TB: t}
+		missing(r, errors.New("initdb not found"), tt.ci)
+		if r.fatal != tt.fatal || r.skip != tt.skip {
+			t.Errorf("CI=%q: fatal %v, skip %v; want %v, %v", tt.ci, r.fatal, r.skip, tt.fatal, tt.skip)
+		}
 	}
 }

@@ -18,6 +18,8 @@ type planNode struct {
 	IndexCond string     `json:"Index Cond"`
 	Filter    string     `json:"Filter"`
 	Direction string     `json:"Scan Direction"`
+	HitBlocks int        `json:"Shared Hit Blocks"`
+	ReadBlock int        `json:"Shared Read Blocks"`
 	Plans     []planNode `json:"Plans"`
 }
 
@@ -119,7 +121,13 @@ func TestQueryPlans(t *testing.T) {
 				checkPlan(t, plans[0].Plan, tt.index, tt.keyConds)
 				if t.Failed() {
 					t.Logf("plan: %s", raw)
+					return
 				}
+				plans[0].Plan.walk(func(n planNode) {
+					if n.IndexName != "" {
+						t.Logf("Limit -> %s using %s, Index Cond: %s", n.NodeType, n.IndexName, n.IndexCond)
+					}
+				})
 			})
 		}
 	}
@@ -160,5 +168,61 @@ func checkPlan(t *testing.T, plan planNode, index string, keyConds []string) {
 	})
 	if scans != 1 {
 		t.Errorf("the plan has %d index scans, want 1", scans)
+	}
+}
+
+// An index condition is not yet a start key: PostgreSQL can show a bound in
+// Index Cond and still walk the index from its start, checking the bound on
+// every entry. A deep page must read about as many buffers as the first;
+// walking to it would read hundreds more on this data.
+func TestDeepPagesReadNoMore(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	seedPlanData(t, s)
+	ctx := t.Context()
+	// slack allows for a deep page's rows lying on one more heap page, or
+	// one more index level, than the first page's.
+	const slack = 5
+
+	tests := []struct {
+		name         string
+		first, after string
+		filter       []any  // the leading arguments of both queries
+		where        string // to find the deep position with OFFSET
+		depth        int
+	}{
+		{"files", listFilesFirst, listFilesAfter, []any{"project1"}, "FROM files WHERE project = 'project1'", 9_500},
+		{"assets", listAssetsFirst, listAssetsAfter, nil, "FROM assets", 28_500},
+		{"region assets", listRegionAssetsFirst, listRegionAssetsAfter, []any{"REG3"}, "FROM assets WHERE region = 'REG3'", 2_850},
+	}
+	buffers := func(t *testing.T, query string, args ...any) int {
+		t.Helper()
+		var raw []byte
+		if err := s.read.QueryRow(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+query, args...).Scan(&raw); err != nil {
+			t.Fatal(err)
+		}
+		var plans []struct{ Plan planNode }
+		if err := json.Unmarshal(raw, &plans); err != nil {
+			t.Fatal(err)
+		}
+		return plans[0].Plan.HitBlocks + plans[0].Plan.ReadBlock
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var at time.Time
+			var id string
+			err := s.read.QueryRow(ctx, "SELECT created_at, id "+tt.where+
+				" ORDER BY created_at DESC, id DESC OFFSET $1 LIMIT 1", tt.depth).Scan(&at, &id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first := buffers(t, tt.first, append(tt.filter, 20)...)
+			deep := buffers(t, tt.after, append(tt.filter, at, id, 20)...)
+			t.Logf("first page: %d buffers; page at row %d: %d buffers", first, tt.depth, deep)
+			if deep > first+slack {
+				t.Errorf("the page at row %d reads %d buffers, the first page %d: the scan does not start at the cursor",
+					tt.depth, deep, first)
+			}
+		})
 	}
 }
