@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cdnapi/cdnapi"
 )
@@ -401,4 +402,30 @@ func (e *env) requestCount(t *testing.T, listener, route, code string) float64 {
 		}
 	}
 	return 0
+}
+
+// TestStoreDeadline gives the store work a deadline that has passed before
+// the store is asked: the lists answer 503 storage_unavailable at once
+// instead of waiting, and the status, served from memory, answers 200.
+func TestStoreDeadline(t *testing.T) {
+	// One nanosecond has elapsed by the time context.WithTimeout compares
+	// the deadline with the clock, so the context starts out expired and
+	// database/sql refuses the query before it reaches SQLite.
+	e := newEnv(t, func(c *Config) { c.StoreTimeout = time.Nanosecond })
+	for _, tc := range []struct{ on, target string }{
+		{onAPI, "/api/v1/files"},
+		{onEdge, "/api/v1/assets?region=FRA1"},
+		{onEdge, "/api/v1/regions"},
+	} {
+		res, body := e.get(t, tc.on, tc.target)
+		if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") != retryAfterSeconds {
+			t.Errorf("%s: status %d, Retry-After %q: %s", tc.target, res.StatusCode, res.Header.Get("Retry-After"), body)
+		}
+	}
+	if res, _ := e.get(t, onAPI, "/api/v1/status"); res.StatusCode != http.StatusOK {
+		t.Errorf("status answered %d", res.StatusCode)
+	}
+	if !strings.Contains(e.logs.String(), "deadline exceeded") {
+		t.Errorf("the deadline was not logged")
+	}
 }

@@ -47,6 +47,7 @@ type env struct {
 	logs    *syncBuffer
 	reg     *prometheus.Registry
 	metrics *Metrics
+	logger  *slog.Logger
 
 	files      []cdnapi.File // of the default project, in list order
 	otherFiles []cdnapi.File // of otherProject, in list order
@@ -88,6 +89,7 @@ func newEnv(t testing.TB, tweak func(*Config)) *env {
 	}
 	e := &env{store: store, v: apitest.NewValidator(t), logs: &syncBuffer{}, reg: prometheus.NewRegistry()}
 	e.metrics = NewMetrics(e.reg)
+	e.logger = slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 
 	e.regions = storetest.Regions()
 	e.files = storetest.Files(fixtureFiles, DefaultProject, 1)
@@ -114,7 +116,7 @@ func newEnv(t testing.TB, tweak func(*Config)) *env {
 		Store:   store,
 		Cursors: e.cursors,
 		Status:  e.status,
-		Logger:  slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger:  e.logger,
 		Metrics: e.metrics,
 		OpenAPI: api.JSON(),
 	}
