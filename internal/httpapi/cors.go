@@ -3,6 +3,7 @@ package httpapi
 import (
 	"net/http"
 	"slices"
+	"strings"
 )
 
 // The CORS headers of API.md. The exposed headers include those of the
@@ -24,13 +25,20 @@ type corsPolicy struct {
 	origins   []string // otherwise, the origins allowed, e.g. "https://app.example"
 }
 
-// newCORSPolicy returns the policy for the configured origins. No origins,
+// newCORSPolicy returns the policy for the configured origins. Blank
+// entries, as a split of an empty flag gives, are ignored; no origins left,
 // or "*" among them, allows every origin.
 func newCORSPolicy(origins []string) *corsPolicy {
-	if len(origins) == 0 || slices.Contains(origins, "*") {
+	var allowed []string
+	for _, o := range origins {
+		if o = strings.TrimSpace(o); o != "" {
+			allowed = append(allowed, o)
+		}
+	}
+	if len(allowed) == 0 || slices.Contains(allowed, "*") {
 		return &corsPolicy{anyOrigin: true}
 	}
-	return &corsPolicy{origins: slices.Clone(origins)}
+	return &corsPolicy{origins: allowed}
 }
 
 // setHeaders sets the CORS headers of an actual (not preflight) answer. With
