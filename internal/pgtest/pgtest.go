@@ -44,6 +44,11 @@ type Cluster struct {
 	port    int      // TCP port on 127.0.0.1, also the number in the socket's name
 	primary *Cluster // set on a replica: the cluster it streams from
 
+	schemaDB struct { // the database of NewSchema, created on first use
+		once sync.Once
+		err  error
+	}
+
 	mu  sync.Mutex
 	srv *server // nil while stopped
 }

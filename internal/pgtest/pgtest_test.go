@@ -195,3 +195,21 @@ func TestMissingPostgreSQL(t *testing.T) {
 		}
 	}
 }
+
+func TestNewSchemaIsolates(t *testing.T) {
+	t.Parallel()
+	a := connect(t, NewSchema(t))
+	b := connect(t, NewSchema(t))
+	mustExec(t, a, `CREATE TABLE t (v int)`)
+	mustExec(t, a, `INSERT INTO t VALUES (1)`)
+	if n := count(t, a, "t"); n != 1 {
+		t.Errorf("rows in t = %d, want 1", n)
+	}
+	var exists bool
+	if err := b.QueryRow(context.Background(), `SELECT to_regclass('t') IS NOT NULL`).Scan(&exists); err != nil {
+		t.Fatal(err)
+	}
+	if exists {
+		t.Error("a second schema sees the first one's table")
+	}
+}

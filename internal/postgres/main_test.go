@@ -30,9 +30,11 @@ func openStore(t testing.TB, dsn string, opts Options) *Store {
 	return s
 }
 
-// newStore returns a migrated Store on a fresh database of the shared
-// cluster.
+// newStore returns a migrated Store in a fresh schema of the shared
+// cluster: a schema costs milliseconds, a database a copy of template1. It
+// also keeps the store honest about living outside the public schema. Tests
+// of what spans a database, such as the migration lock, take a database.
 func newStore(t testing.TB) *Store {
 	t.Helper()
-	return openStore(t, pgtest.NewDatabase(t), Options{})
+	return openStore(t, pgtest.NewSchema(t), Options{})
 }

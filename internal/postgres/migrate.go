@@ -5,6 +5,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"path"
 
@@ -28,10 +29,12 @@ var ErrSchemaPending = errors.New("postgres: database schema is older than this 
 // versionTable is goose's record of the applied migrations.
 const versionTable = "goose_db_version"
 
-// migrationLockID is the key of the advisory lock that serialises Migrate
-// across processes: "cdnapi" in ASCII, so that it does not collide with
-// goose's default key, which other applications sharing the database may use.
-const migrationLockID int64 = 0x63646e617069
+// migrationLockKey names the advisory lock that serialises Migrate across
+// processes. The lock's key is a hash of it and the schema, so that it does
+// not collide with goose's default key, which other applications sharing the
+// database may use, and so that deployments in separate schemas of one
+// database migrate independently.
+const migrationLockKey = "cdnapi migrations in schema "
 
 // Migrate applies every pending migration, each in its own transaction. It
 // is idempotent, and safe when several replicas start at once: it holds a
@@ -57,8 +60,14 @@ func (s *Store) Migrate(ctx context.Context) error {
 	cc.RuntimeParams["statement_timeout"] = "0"
 	sqlDB := stdlib.OpenDB(*cc)
 	defer sqlDB.Close()
+	var schema string
+	if err := s.primary.QueryRow(ctx, `SELECT coalesce(current_schema(), '')`).Scan(&schema); err != nil {
+		return fmt.Errorf("postgres: migrate: %w", err)
+	}
+	key := fnv.New64a()
+	key.Write([]byte(migrationLockKey + schema))
 	locker, err := lock.NewPostgresSessionLocker(
-		lock.WithLockID(migrationLockID),
+		lock.WithLockID(int64(key.Sum64())),
 		lock.WithLockTimeout(1, 300), // poll each second, for five minutes
 	)
 	if err != nil {
@@ -108,8 +117,11 @@ func (s *Store) SchemaVersion(ctx context.Context) (db, binary int64, err error)
 	if err != nil {
 		return 0, 0, err
 	}
+	// The schema goose creates its table in, as goose looks for it.
 	var exists bool
-	if err := s.primary.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, versionTable).Scan(&exists); err != nil {
+	err = s.primary.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_tables
+		WHERE schemaname = current_schema() AND tablename = $1)`, versionTable).Scan(&exists)
+	if err != nil {
 		return 0, 0, fmt.Errorf("schema version: %w", err)
 	}
 	if !exists {
