@@ -104,7 +104,11 @@ func (rep *representation) serve(w http.ResponseWriter, r *http.Request) {
 			body = rep.gzipped
 		} else {
 			buf := bufferPool.Get().(*bytes.Buffer)
-			defer bufferPool.Put(buf)
+			defer func() {
+				if buf.Cap() <= maxPooledSlice {
+					bufferPool.Put(buf)
+				}
+			}()
 			buf.Reset()
 			compress(buf, rep.body)
 			body = buf.Bytes()
