@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -96,15 +97,17 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	})
 	status.Evaluate(ctx)
 
+	var draining atomic.Bool
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := httpapi.NewMetrics(registry)
 	cfg := httpapi.Config{
 		Store:        st,
 		Cursors:      codec,
 		Status:       status,
 		Project:      *project,
 		Logger:       logger,
-		Metrics:      httpapi.NewMetrics(registry),
+		Metrics:      metrics,
 		StoreTimeout: *storeTimeout,
 		CORSOrigins:  strings.Split(*origins, ","),
 		OpenAPI:      api.JSON(),
@@ -112,7 +115,9 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	servers := []*http.Server{
 		newServer(httpapi.NewAPI(cfg), logger),
 		newServer(httpapi.NewEdge(cfg), logger),
-		newServer(httpapi.NewAdmin(httpapi.AdminConfig{Store: st, Gatherer: registry, Logger: logger}), logger),
+		newServer(httpapi.NewAdmin(httpapi.AdminConfig{
+			Store: st, Gatherer: registry, Logger: logger, Metrics: metrics, Draining: draining.Load,
+		}), logger),
 	}
 
 	evalCtx, stopEval := context.WithCancel(context.WithoutCancel(ctx))
@@ -135,8 +140,9 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	case err = <-errc:
 		logger.Error("listener failed", "err", err)
 	}
-	// Report maintenance while draining, so that load balancers polling the
-	// status see the replica leave before its connections close.
+	// Report maintenance and fail /readyz while draining, so that load
+	// balancers take the replica out before its connections close.
+	draining.Store(true)
 	status.SetDraining()
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *drain)
 	defer cancel()
