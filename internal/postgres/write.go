@@ -13,7 +13,9 @@ import (
 // copyThreshold is the batch size from which an upsert goes through COPY
 // into a temporary table. Below it, one INSERT … SELECT FROM unnest(arrays)
 // carries the rows in a single round trip and costs no catalog work; above
-// it, COPY's streaming wins. See BenchmarkPutFiles for the figures.
+// it, COPY's streaming wins. BenchmarkPutFiles on a busy 2-core box: at 500
+// rows unnest took 4–6 ms and COPY 10–12; at 5,000 rows COPY took 28–47 ms
+// and unnest 37–74; at 50,000 they were level.
 const copyThreshold = 2_000
 
 // unnestChunk caps the rows of one unnest statement, so that one message
