@@ -12,8 +12,10 @@
 //		...
 //	}
 //
-// Tests that stop or break the server take a cluster of their own with Start,
-// and tests of replication add a streaming replica with StartReplica.
+// NewSchema is cheaper still: a fresh schema in one shared database, for
+// suites that want a new store per case. Tests that stop or break the server
+// take a cluster of their own with Start, and tests of replication add a
+// streaming replica with StartReplica.
 //
 // PostgreSQL refuses to run as root. When the test runs as root, every
 // PostgreSQL program runs as the "postgres" OS user instead, in directories
