@@ -10,12 +10,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cdnapi/cdnapi/internal/apitest"
+	"github.com/cdnapi/cdnapi/internal/pgtest"
 )
 
 // getenvFrom returns a getenv over a fixed map, so tests never read the
@@ -113,11 +115,28 @@ type listPage struct {
 	NextCursor *string           `json:"next_cursor"`
 }
 
-// TestServeEndToEnd runs the whole program on SQLite with demo data and
-// walks every endpoint of every listener over real HTTP.
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+// TestServeEndToEnd runs the whole program with demo data, on each engine,
+// and walks every endpoint of every listener over real HTTP.
 func TestServeEndToEnd(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "e2e.db")
-	s := startServe(t, nil, "--db", db, "--demo", "--region", "Frankfurt")
+	engines := []struct {
+		name string
+		dsn  func(t *testing.T) string
+	}{
+		{"sqlite", func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "e2e.db") }},
+		{"postgres", func(t *testing.T) string { return pgtest.NewDatabase(t) }},
+	}
+	for _, engine := range engines {
+		t.Run(engine.name, func(t *testing.T) {
+			s := startServe(t, nil, "--db", engine.dsn(t), "--demo", "--region", "Frankfurt")
+			walkEndpoints(t, s)
+		})
+	}
+}
+
+// walkEndpoints checks every endpoint of a server that holds the demo data.
+func walkEndpoints(t *testing.T, s *server) {
 	v := apitest.NewValidator(t)
 
 	t.Run("files walk", func(t *testing.T) {

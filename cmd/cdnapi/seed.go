@@ -11,13 +11,13 @@ import (
 func runSeed(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet("seed", "seed [--db DSN] --files N --assets M [--seed S]", env.stdout)
 	var (
-		dsn     = fs.String("db", defaultDSN, "database: sqlite:PATH, a bare PATH, or postgres://…")
 		project = fs.String("project", "default", "project the files are written into")
 		files   = fs.Int("files", 0, "number of files to write")
 		assets  = fs.Int("assets", 0, "number of assets to write")
 		seed    = fs.Int64("seed", 1, "seed of the generator: the same seed and --now write the same data")
 		now     = fs.String("now", "", "RFC 3339 time the data ends at (default: the start of the current UTC hour)")
 	)
+	db := addStoreFlags(fs, false)
 	if err := parseFlags(fs, args, env.getenv); err != nil {
 		return err
 	}
@@ -34,14 +34,11 @@ func runSeed(ctx context.Context, env *environment, args []string) error {
 		}
 		end = t.UTC()
 	}
-	st, err := openStore(ctx, *dsn)
+	st, err := db.openMigrated(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		return fmt.Errorf("migrate %s: %w", redactDSN(*dsn), err)
-	}
 	start := time.Now()
 	opts := demo.SeedOptions{Project: *project, Files: *files, Assets: *assets, Seed: *seed, Now: end}
 	if err := demo.Seed(ctx, st, opts); err != nil {

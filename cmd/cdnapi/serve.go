@@ -33,7 +33,6 @@ const (
 func runServe(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet("serve", "serve [flags]", env.stdout)
 	var (
-		dsn          = fs.String("db", defaultDSN, "database: sqlite:PATH, a bare PATH, or postgres://…")
 		apiAddr      = fs.String("api-addr", "127.0.0.1:8080", "address of the API listener (files, status)")
 		edgeAddr     = fs.String("edge-addr", "127.0.0.1:8081", "address of the edge listener (regions, assets)")
 		adminAddr    = fs.String("admin-addr", "127.0.0.1:9090", "address of the admin listener (healthz, readyz, metrics, pprof)")
@@ -50,6 +49,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		logFormat    = fs.String("log-format", "json", "log format: json or text")
 		logLevel     = fs.String("log-level", "info", "log level: debug, info, warn or error")
 	)
+	db := addStoreFlags(fs, true)
 	if err := parseFlags(fs, args, env.getenv); err != nil {
 		return err
 	}
@@ -58,14 +58,11 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 
-	st, err := openStore(ctx, *dsn)
+	st, err := db.openMigrated(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		return fmt.Errorf("migrate %s: %w", redactDSN(*dsn), err)
-	}
 	if *withDemo {
 		if err := seedDemoIfEmpty(ctx, st, *project, logger); err != nil {
 			return err

@@ -20,7 +20,7 @@ partial_outage, major_outage, under_maintenance.`
 
 func runStatus(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet("status", statusSynopsis, env.stdout)
-	dsn := fs.String("db", defaultDSN, "database: sqlite:PATH, a bare PATH, or postgres://…")
+	db := addStoreFlags(fs, false)
 	until := fs.String("until", "", "with set: RFC 3339 time when the status ends (default: until cleared)")
 	args, err := parseArgs(fs, args, env.getenv)
 	if err != nil {
@@ -30,14 +30,11 @@ func runStatus(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	st, err := openStore(ctx, *dsn)
+	st, err := db.openMigrated(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	if err := st.Migrate(ctx); err != nil {
-		return fmt.Errorf("migrate %s: %w", redactDSN(*dsn), err)
-	}
 	switch op.verb {
 	case "set":
 		if err := st.SetComponentOverride(ctx, op.override); err != nil {

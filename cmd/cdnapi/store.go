@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net/url"
 	"strings"
 
 	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/postgres"
 	"github.com/cdnapi/cdnapi/internal/sqlite"
 )
 
@@ -16,20 +18,58 @@ const defaultDSN = "sqlite:cdnapi.db"
 // store is a cdnapi.Store that can also bring its schema up to date.
 type store interface {
 	cdnapi.Store
-	// Migrate applies the migrations the database lacks.
+	// Migrate applies the migrations the database lacks. It refuses a
+	// database whose schema is newer than this binary.
 	Migrate(ctx context.Context) error
 }
 
-// openStore opens the store a DSN names: "sqlite:PATH" or a bare PATH for
-// SQLite.
-func openStore(ctx context.Context, dsn string) (store, error) {
-	switch {
-	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		return nil, usageError{"--db: PostgreSQL is not supported yet"}
-	case dsn == "", dsn == "sqlite:":
-		return nil, usageError{"--db: give sqlite:PATH or a file path"}
+// storeFlags are the flags that choose and tune the store.
+type storeFlags struct {
+	dsn      *string
+	readDSN  *string // nil for commands that only write
+	maxConns *int
+}
+
+// addStoreFlags registers --db on fs and, for serve, --db-read and
+// --db-max-conns.
+func addStoreFlags(fs *flag.FlagSet, serving bool) storeFlags {
+	f := storeFlags{dsn: fs.String("db", defaultDSN, "database: sqlite:PATH, a bare PATH, or postgres://…")}
+	if serving {
+		f.readDSN = fs.String("db-read", "", "PostgreSQL read replica that serves the lists (optional; writes and the cursor secret use --db)")
+		f.maxConns = fs.Int("db-max-conns", 0, "PostgreSQL: most connections per pool (default: max(4, CPUs))")
+	}
+	return f
+}
+
+// open opens the store the flags name: "sqlite:PATH" or a bare PATH for
+// SQLite, a postgres:// or postgresql:// URL for PostgreSQL.
+func (f storeFlags) open(ctx context.Context) (store, error) {
+	dsn := *f.dsn
+	var readDSN string
+	var maxConns int
+	if f.readDSN != nil {
+		readDSN, maxConns = *f.readDSN, *f.maxConns
+	}
+	if isPostgres(dsn) {
+		if readDSN != "" && !isPostgres(readDSN) {
+			return nil, usageError{"--db-read must be a postgres:// URL"}
+		}
+		if maxConns < 0 || maxConns > 1<<15 {
+			return nil, usageError{"--db-max-conns must be from 0 to 32768"}
+		}
+		st, err := postgres.Open(ctx, dsn, postgres.Options{ReadDSN: readDSN, MaxConns: int32(maxConns)})
+		if err != nil {
+			return nil, usageError{fmt.Sprintf("--db: %v", err)}
+		}
+		return st, nil
+	}
+	if readDSN != "" {
+		return nil, usageError{"--db-read needs a PostgreSQL --db; SQLite has no replicas"}
 	}
 	path := strings.TrimPrefix(dsn, "sqlite:")
+	if path == "" {
+		return nil, usageError{"--db: give sqlite:PATH, a file path, or postgres://…"}
+	}
 	if i := strings.Index(path, "://"); i >= 0 {
 		return nil, usageError{fmt.Sprintf("--db: unknown scheme %q; use sqlite:PATH or postgres://…", path[:i])}
 	}
@@ -38,6 +78,24 @@ func openStore(ctx context.Context, dsn string) (store, error) {
 		return nil, fmt.Errorf("open %s: %w", dsn, err)
 	}
 	return st, nil
+}
+
+// openMigrated opens the store and brings its schema up to date, as every
+// command but migrate does before its work.
+func (f storeFlags) openMigrated(ctx context.Context) (store, error) {
+	st, err := f.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Migrate(ctx); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("migrate %s: %w", redactDSN(*f.dsn), err)
+	}
+	return st, nil
+}
+
+func isPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
 // redactDSN returns dsn without a password, for messages and logs.
