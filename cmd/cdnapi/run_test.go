@@ -11,8 +11,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -115,7 +117,22 @@ type listPage struct {
 	NextCursor *string           `json:"next_cursor"`
 }
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+// TestMain doubles as the cdnapi program: a test that needs cdnapi as a
+// separate process (to kill it, or to run several) runs its own test binary
+// with CDNAPI_TEST_AS_MAIN=1 and the program's arguments after "--".
+func TestMain(m *testing.M) {
+	if os.Getenv("CDNAPI_TEST_AS_MAIN") == "1" {
+		for i, arg := range os.Args {
+			if arg == "--" {
+				os.Args = append([]string{"cdnapi"}, os.Args[i+1:]...)
+				break
+			}
+		}
+		main()
+		os.Exit(0)
+	}
+	os.Exit(pgtest.Main(m))
+}
 
 // TestServeEndToEnd runs the whole program with demo data, on each engine,
 // and walks every endpoint of every listener over real HTTP.
@@ -366,5 +383,45 @@ func TestStatusCommand(t *testing.T) {
 		if !strings.Contains(stdout.String(), step.want) {
 			t.Errorf("%v printed\n%s\nwant a line with %q", step.args, stdout.String(), step.want)
 		}
+	}
+}
+
+// TestRunAsProcess runs cdnapi as a child process, as TestMain allows, and
+// checks that SIGTERM drains and ends it with status 0.
+func TestRunAsProcess(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "proc.db")
+	cmd := exec.Command(os.Args[0], "--", "serve", "--db", db, "--api-addr", "127.0.0.1:0",
+		"--edge-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "CDNAPI_TEST_AS_MAIN=1")
+	logs, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	scanner := bufio.NewScanner(logs)
+	var api string
+	for api == "" && scanner.Scan() {
+		var line struct{ Msg, Listener, Addr string }
+		if json.Unmarshal(scanner.Bytes(), &line) == nil && line.Msg == "listening" && line.Listener == "api" {
+			api = "http://" + line.Addr
+		}
+	}
+	if api == "" {
+		cmd.Process.Kill()
+		t.Fatalf("cdnapi did not start: %v", cmd.Wait())
+	}
+	go io.Copy(io.Discard, logs)
+	res, err := http.Get(api + "/api/v1/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("cdnapi after SIGTERM: %v", err)
 	}
 }
