@@ -28,6 +28,16 @@ type AssetQuery struct {
 	Limit  int       // the most rows to return; at least 1
 }
 
+// Writer writes records. Every method upserts: a record replaces any with
+// the same ID (for regions, the same code), so writing the same records twice
+// leaves the store as writing them once. A call writes all of its records or
+// none. Callers may reuse the slices once a call returns.
+type Writer interface {
+	PutFiles(ctx context.Context, files []File) error
+	PutAssets(ctx context.Context, assets []Asset) error
+	PutRegions(ctx context.Context, regions []Region) error
+}
+
 // Store is where cdnapi keeps its data. Every engine (SQLite, PostgreSQL)
 // implements it and passes the behaviour suite in internal/storetest.
 //
@@ -45,15 +55,8 @@ type Store interface {
 	// Region returns the region with the given code, or ErrNotFound.
 	Region(ctx context.Context, code string) (Region, error)
 
-	// PutFiles inserts files, replacing any with the same ID, in one
-	// transaction: all are written or none.
-	PutFiles(ctx context.Context, files []File) error
-	// PutAssets inserts assets, replacing any with the same ID, in one
-	// transaction.
-	PutAssets(ctx context.Context, assets []Asset) error
-	// PutRegions inserts regions, replacing any with the same code, in one
-	// transaction.
-	PutRegions(ctx context.Context, regions []Region) error
+	// Writer's methods each write in a transaction of their own.
+	Writer
 
 	// CursorSecret returns the key that authenticates cursors. The first
 	// call on an empty database generates a random key and stores it; every
