@@ -41,13 +41,13 @@ func (s *Store) ListAssets(ctx context.Context, q cdnapi.AssetQuery) ([]cdnapi.A
 	var err error
 	switch {
 	case q.Region == "" && q.After == nil:
-		rows, err = s.read.QueryContext(ctx, listAssetsFirst, q.Limit)
+		rows, err = s.query(ctx, listAssetsFirst, q.Limit)
 	case q.Region == "":
-		rows, err = s.read.QueryContext(ctx, listAssetsAfter, q.After.CreatedAt.Unix(), q.After.ID, q.Limit)
+		rows, err = s.query(ctx, listAssetsAfter, q.After.CreatedAt.Unix(), q.After.ID, q.Limit)
 	case q.After == nil:
-		rows, err = s.read.QueryContext(ctx, listRegionAssetsFirst, q.Region, q.Limit)
+		rows, err = s.query(ctx, listRegionAssetsFirst, q.Region, q.Limit)
 	default:
-		rows, err = s.read.QueryContext(ctx, listRegionAssetsAfter, q.Region, q.After.CreatedAt.Unix(), q.After.ID, q.Limit)
+		rows, err = s.query(ctx, listRegionAssetsAfter, q.Region, q.After.CreatedAt.Unix(), q.After.ID, q.Limit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list assets: %w", err)

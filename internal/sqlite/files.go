@@ -37,9 +37,9 @@ func (s *Store) ListFiles(ctx context.Context, q cdnapi.FileQuery) ([]cdnapi.Fil
 	var rows *sql.Rows
 	var err error
 	if q.After == nil {
-		rows, err = s.read.QueryContext(ctx, listFilesFirst, q.Project, q.Limit)
+		rows, err = s.query(ctx, listFilesFirst, q.Project, q.Limit)
 	} else {
-		rows, err = s.read.QueryContext(ctx, listFilesAfter, q.Project, q.After.CreatedAt.Unix(), q.After.ID, q.Limit)
+		rows, err = s.query(ctx, listFilesAfter, q.Project, q.After.CreatedAt.Unix(), q.After.ID, q.Limit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list files: %w", err)

@@ -9,16 +9,19 @@ import (
 	"github.com/cdnapi/cdnapi"
 )
 
+// listRegions walks the primary key, in code order.
+const listRegions = `SELECT code, name, zone, country, status FROM regions ORDER BY code`
+
 var regionUpsert = upsert{
 	table:    "regions",
 	columns:  []string{"code", "name", "zone", "country", "status"},
 	conflict: "code",
 }
 
-// ListRegions returns every region, ordered by code: a walk of the primary
-// key. There are tens of regions, never enough to need paging.
+// ListRegions returns every region, ordered by code. There are tens of
+// regions, never enough to need paging.
 func (s *Store) ListRegions(ctx context.Context) ([]cdnapi.Region, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT code, name, zone, country, status FROM regions ORDER BY code`)
+	rows, err := s.query(ctx, listRegions)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list regions: %w", err)
 	}
@@ -40,8 +43,8 @@ func (s *Store) ListRegions(ctx context.Context) ([]cdnapi.Region, error) {
 // Region returns the region with the given code, or cdnapi.ErrNotFound.
 func (s *Store) Region(ctx context.Context, code string) (cdnapi.Region, error) {
 	var r cdnapi.Region
-	err := s.read.QueryRowContext(ctx, `SELECT code, name, zone, country, status FROM regions WHERE code = ?`, code).
-		Scan(&r.Code, &r.Name, &r.Zone, &r.Country, &r.Status)
+	err := s.queryRow(ctx, `SELECT code, name, zone, country, status FROM regions WHERE code = ?`, []any{code},
+		&r.Code, &r.Name, &r.Zone, &r.Country, &r.Status)
 	if errors.Is(err, sql.ErrNoRows) {
 		return cdnapi.Region{}, cdnapi.ErrNotFound
 	}

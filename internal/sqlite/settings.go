@@ -25,7 +25,7 @@ const cursorSecretBytes = 32
 func (s *Store) CursorSecret(ctx context.Context) ([]byte, error) {
 	const get = `SELECT value FROM settings WHERE name = ?`
 	var secret []byte
-	err := s.read.QueryRowContext(ctx, get, cursorSecretName).Scan(&secret)
+	err := s.queryRow(ctx, get, []any{cursorSecretName}, &secret)
 	if errors.Is(err, sql.ErrNoRows) {
 		fresh := make([]byte, cursorSecretBytes)
 		rand.Read(fresh) // never fails; it crashes the program rather than return weak bytes
@@ -49,7 +49,7 @@ func (s *Store) CursorSecret(ctx context.Context) ([]byte, error) {
 // ComponentOverrides returns the overrides operators have set, ordered by
 // name, expired ones included.
 func (s *Store) ComponentOverrides(ctx context.Context) ([]cdnapi.ComponentOverride, error) {
-	rows, err := s.read.QueryContext(ctx,
+	rows, err := s.query(ctx,
 		`SELECT name, status, until, updated_at FROM component_overrides ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: component overrides: %w", err)

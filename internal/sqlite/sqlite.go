@@ -22,6 +22,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
@@ -56,6 +57,9 @@ const (
 type Store struct {
 	read  *sql.DB // read-only connections, for every query
 	write *sql.DB // the one writer
+
+	mu       sync.Mutex
+	prepared map[string]*sql.Stmt // read queries prepared on s.read, by text
 }
 
 var _ cdnapi.Store = (*Store)(nil)
@@ -107,7 +111,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		write.Close()
 		return nil, fmt.Errorf("sqlite: open %s for reading: %w", path, err)
 	}
-	return &Store{read: read, write: write}, nil
+	return &Store{read: read, write: write, prepared: make(map[string]*sql.Stmt)}, nil
 }
 
 // writerParams returns the DSN parameters of the writer. modernc.org/sqlite
@@ -143,14 +147,59 @@ func readerParams(opts Options) url.Values {
 
 // Close closes both pools. After Close every method returns an error.
 func (s *Store) Close() error {
-	return errors.Join(s.read.Close(), s.write.Close())
+	s.mu.Lock()
+	var errs []error
+	for _, st := range s.prepared {
+		errs = append(errs, st.Close())
+	}
+	clear(s.prepared)
+	s.mu.Unlock()
+	return errors.Join(append(errs, s.read.Close(), s.write.Close())...)
+}
+
+// stmt returns query prepared on the read pool. Parsing and planning cost
+// about as much as reading a page of 20 rows, so each read query is
+// prepared once; database/sql then prepares it on each pooled connection
+// the first time that connection runs it. A query that fails to prepare,
+// say before Migrate has created its table, is tried again next time.
+func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.prepared[query]; ok {
+		return st, nil
+	}
+	st, err := s.read.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	s.prepared[query] = st
+	return st, nil
+}
+
+// query runs a read query through its prepared statement.
+func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// queryRow runs a read query that returns at most one row and scans it
+// into dest. It returns sql.ErrNoRows when there is no row.
+func (s *Store) queryRow(ctx context.Context, query string, args []any, dest ...any) error {
+	st, err := s.stmt(ctx, query)
+	if err != nil {
+		return err
+	}
+	return st.QueryRowContext(ctx, args...).Scan(dest...)
 }
 
 // Ping checks that the database answers a read within ctx. It reads the
 // schema table, so it touches the file rather than only the connection.
 func (s *Store) Ping(ctx context.Context) error {
 	var one int
-	err := s.read.QueryRowContext(ctx, `SELECT 1 FROM sqlite_schema LIMIT 1`).Scan(&one)
+	err := s.queryRow(ctx, `SELECT 1 FROM sqlite_schema LIMIT 1`, nil, &one)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("sqlite: ping: %w", err)
 	}

@@ -138,7 +138,7 @@ func SortRegions(regions []cdnapi.Region) {
 // so that ties are common at any n.
 func newInstants(rng *rand.Rand, n int) func() time.Time {
 	distinct := max(1, n/3)
-	step := max(time.Second, (fixtureSpan/time.Duration(distinct)).Truncate(time.Second))
+	step := max(time.Second, (fixtureSpan / time.Duration(distinct)).Truncate(time.Second))
 	return func() time.Time {
 		return Epoch.Add(-time.Duration(rng.IntN(distinct)) * step)
 	}

@@ -84,6 +84,9 @@ func walkFiles(t *testing.T, s cdnapi.Store, project string, limit int, between 
 		}
 		last := page[len(page)-1]
 		p := FilePosition(last)
+		if after != nil && Newest(*after, p) >= 0 {
+			t.Fatalf("limit %d: the walk does not advance past %v", limit, *after)
+		}
 		after = &p
 		if between != nil {
 			between(last)
@@ -112,6 +115,9 @@ func walkAssets(t *testing.T, s cdnapi.Store, region string, limit int) []cdnapi
 			return seen
 		}
 		p := AssetPosition(page[len(page)-1])
+		if after != nil && Newest(*after, p) >= 0 {
+			t.Fatalf("limit %d: the walk does not advance past %v", limit, *after)
+		}
 		after = &p
 	}
 }
