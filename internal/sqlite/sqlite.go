@@ -73,7 +73,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if path == "" || strings.ContainsRune(path, '?') || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		// Two pools need one shared file: an in-memory database would give
 		// each connection its own. '?' would start the DSN's parameters.
-		return nil, fmt.Errorf("sqlite: open %q: want a file path without '?'", path)
+		return nil, fmt.Errorf("sqlite: open %q: want the path of a database file: not :memory:, not a file: URI, no '?'", path)
 	}
 	if opts.ReadConns <= 0 {
 		opts.ReadConns = max(defaultMinReadConns, runtime.NumCPU())

@@ -96,7 +96,12 @@ func TestDefaultOptions(t *testing.T) {
 
 func TestOpenRefusesPaths(t *testing.T) {
 	dir := t.TempDir()
+	notADatabase := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notADatabase, []byte("this is not a database, just a long enough text file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, path := range []string{
+		notADatabase,
 		"",
 		":memory:",
 		"file:x.db",
