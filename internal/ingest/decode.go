@@ -45,7 +45,7 @@ type schema struct {
 // of s, each at most once, and every required one present. It fills vals,
 // which has a slot per field, and returns a *FieldError at the first fault.
 func (s *schema) decodeLine(line []byte, vals []rawValue) error {
-	if len(bytes.TrimLeft(line, " \t\r\n")) == 0 {
+	if blank(line) {
 		return &FieldError{Problem: "empty line", Want: "one JSON object per line"}
 	}
 	if !utf8.Valid(line) {
@@ -88,6 +88,16 @@ func (s *schema) decodeLine(line []byte, vals []rawValue) error {
 		}
 	}
 	return nil
+}
+
+// blank reports whether line holds nothing but JSON whitespace.
+func blank(line []byte) bool {
+	for _, c := range line {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
 }
 
 // index returns the position of the field named by the raw JSON string key,
