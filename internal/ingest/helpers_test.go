@@ -197,10 +197,14 @@ func ingestStore(t testing.TB, st cdnapi.Store) Store {
 	return is
 }
 
-// mustRun runs an ingest that must succeed.
+// testBatch is the batch size of the tests' ingests: small, so that a few
+// thousand lines make several batches.
+const testBatch = 1000
+
+// mustRun runs an ingest that must succeed, in batches of testBatch.
 func mustRun(t testing.TB, st cdnapi.Store, kind Kind, input string) Result {
 	t.Helper()
-	res, err := Run(context.Background(), ingestStore(t, st), strings.NewReader(input), Options{Kind: kind, Project: "default"})
+	res, err := Run(context.Background(), ingestStore(t, st), strings.NewReader(input), Options{Kind: kind, Project: "default", BatchSize: testBatch})
 	if err != nil {
 		t.Fatalf("ingest %s: %v", kind, err)
 	}
