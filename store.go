@@ -57,6 +57,16 @@ type Store interface {
 
 	// Writer's methods each write in a transaction of their own.
 	Writer
+	// Write runs fn in one transaction: all that fn writes through w is
+	// committed when fn returns nil; nothing is if it returns an error, ctx ends
+	// or the process dies. Other writers wait while it runs, so callers keep it
+	// to one unit of work (one ingest).
+	Write(ctx context.Context, fn func(w Writer) error) error
+	// DeleteAssetsBefore deletes up to limit assets created before cutoff,
+	// oldest first, in one short transaction, and returns how many it deleted.
+	DeleteAssetsBefore(ctx context.Context, cutoff time.Time, limit int) (int, error)
+	// SetRegionStatus sets the status of the region with code, or returns ErrNotFound.
+	SetRegionStatus(ctx context.Context, code string, status Status) error
 
 	// CursorSecret returns the key that authenticates cursors. The first
 	// call on an empty database generates a random key and stores it; every

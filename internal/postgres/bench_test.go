@@ -158,15 +158,16 @@ func BenchmarkPutFiles(b *testing.B) {
 					files := benchFiles(fmt.Sprintf("%s-%d-%d", path, size, round), size)
 					round++
 					b.StartTimer()
-					err := s.inTx(b.Context(), func(tx pgx.Tx) error {
+					err := s.Write(b.Context(), func(cw cdnapi.Writer) error {
+						w := cw.(*txWriter)
 						row := func(i int) []any {
 							f := &files[i]
 							return []any{f.ID, f.Project, wholeSecondUTC(f.CreatedAt), f.Filename, f.Bytes, f.Checksum}
 						}
 						if path == "copy" {
-							return fileUpsert.copyExec(b.Context(), tx, size, row)
+							return fileUpsert.copyExec(b.Context(), w, size, row)
 						}
-						return fileUpsert.unnestExec(b.Context(), tx, size, row)
+						return fileUpsert.unnestExec(b.Context(), w.tx, size, row)
 					})
 					if err != nil {
 						b.Fatal(err)

@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"github.com/cdnapi/cdnapi"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -166,12 +165,6 @@ func (s *Store) PingPrimary(ctx context.Context) error {
 func ping(ctx context.Context, p *pgxpool.Pool) error {
 	var one int
 	return p.QueryRow(ctx, `SELECT 1`).Scan(&one)
-}
-
-// inTx runs fn in one transaction on the primary and commits it if fn
-// succeeds; otherwise it rolls back.
-func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginFunc(ctx, s.primary, fn)
 }
 
 // wholeSecondUTC is how every time is stored: the API shows whole seconds,

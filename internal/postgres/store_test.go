@@ -350,9 +350,14 @@ func callEveryMethod(s *Store) map[string]func(context.Context) error {
 			return s.SetComponentOverride(ctx, cdnapi.ComponentOverride{Name: "API", Status: "operational"})
 		},
 		"ClearComponentOverride": func(ctx context.Context) error { return s.ClearComponentOverride(ctx, "API") },
-		"Ping":                   s.Ping,
-		"PingPrimary":            s.PingPrimary,
-		"Migrate":                s.Migrate,
-		"CheckSchema":            s.CheckSchema,
+		"Write": func(ctx context.Context) error {
+			return s.Write(ctx, func(w cdnapi.Writer) error { return w.PutFiles(ctx, f) })
+		},
+		"DeleteAssetsBefore": func(ctx context.Context) error { _, err := s.DeleteAssetsBefore(ctx, t0, 10); return err },
+		"SetRegionStatus":    func(ctx context.Context) error { return s.SetRegionStatus(ctx, "FRA1", cdnapi.StatusMajorOutage) },
+		"Ping":               s.Ping,
+		"PingPrimary":        s.PingPrimary,
+		"Migrate":            s.Migrate,
+		"CheckSchema":        s.CheckSchema,
 	}
 }

@@ -2,173 +2,49 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
+	"sync"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/jackc/pgx/v5"
 )
 
-// copyThreshold is the batch size from which an upsert goes through COPY
-// into a temporary table. Below it, one INSERT … SELECT FROM unnest(arrays)
-// carries the rows in a single round trip and costs no catalog work; above
-// it, COPY's streaming wins. BenchmarkPutFiles on a busy 2-core box: at 500
-// rows unnest took 4–6 ms and COPY 10–12; at 5,000 rows COPY took 28–47 ms
-// and unnest 37–74; at 50,000 they were level.
-const copyThreshold = 2_000
+// errWriterDone is what a txWriter's methods return once its Write has
+// ended: the transaction they would write in is gone.
+var errWriterDone = errors.New("postgres: the Writer of a Write was used after fn returned")
 
-// unnestChunk caps the rows of one unnest statement, so that one message
-// stays a few megabytes.
-const unnestChunk = 10_000
-
-// upsert is an INSERT … ON CONFLICT DO UPDATE of one table.
-type upsert struct {
-	table   string
-	key     string   // the conflict column
-	columns []string // key first
-	types   []string // the SQL types of columns, for unnest's arrays
-}
-
-var (
-	fileUpsert = upsert{
-		table:   "files",
-		key:     "id",
-		columns: []string{"id", "project", "created_at", "filename", "bytes", "checksum"},
-		types:   []string{"text", "text", "timestamptz", "text", "bigint", "text"},
+// Write runs fn in one transaction on the primary. Everything fn writes
+// through w is committed together when fn returns nil. When fn returns an
+// error, panics, or ctx ends, the transaction rolls back and Write returns
+// fn's error (unwrapped) or ctx's; a process that dies midway leaves an
+// open transaction that the server aborts when the connection drops.
+//
+// Unlike SQLite, PostgreSQL lets other writers run meanwhile; they wait
+// only for rows fn has written, until the commit.
+//
+// w may be used from any goroutine until fn returns, and never after.
+func (s *Store) Write(ctx context.Context, fn func(w cdnapi.Writer) error) error {
+	tx, err := s.primary.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: write: begin: %w", err)
 	}
-	assetUpsert = upsert{
-		table:   "assets",
-		key:     "id",
-		columns: []string{"id", "created_at", "path", "bytes", "cache_status", "region"},
-		types:   []string{"text", "timestamptz", "text", "bigint", "text", "text"},
+	w := &txWriter{tx: tx, staged: make(map[string]bool)}
+	defer func() {
+		w.end()
+		// A no-op after the commit; after an error or a panic in fn it
+		// undoes everything fn wrote.
+		tx.Rollback(ctx)
+	}()
+	if err := fn(w); err != nil {
+		return err
 	}
-	regionUpsert = upsert{
-		table:   "regions",
-		key:     "code",
-		columns: []string{"code", "name", "zone", "country", "status"},
-		types:   []string{"text", "text", "text", "text", "text"},
-	}
-)
-
-// onConflict is the tail of the upserts: replace every column, but skip rows
-// that would not change, so that writing the same data again (a re-run seed
-// or ingest) leaves no dead row versions behind.
-func (u upsert) onConflict() string {
-	var set, old, new []string
-	for _, c := range u.columns[1:] {
-		set = append(set, c+" = excluded."+c)
-		old = append(old, u.table+"."+c)
-		new = append(new, "excluded."+c)
-	}
-	return fmt.Sprintf(" ON CONFLICT (%s) DO UPDATE SET %s WHERE (%s) IS DISTINCT FROM (%s)",
-		u.key, strings.Join(set, ", "), strings.Join(old, ", "), strings.Join(new, ", "))
-}
-
-// unnestStatement upserts the rows given as one array parameter per column.
-func (u upsert) unnestStatement() string {
-	params := make([]string, len(u.columns))
-	for i, t := range u.types {
-		params[i] = fmt.Sprintf("$%d::%s[]", i+1, t)
-	}
-	return "INSERT INTO " + u.table + " (" + strings.Join(u.columns, ", ") + ") SELECT * FROM unnest(" +
-		strings.Join(params, ", ") + ")" + u.onConflict()
-}
-
-// staging is the temporary table a COPY fills; it lives until the commit.
-func (u upsert) staging() string { return u.table + "_staging" }
-
-// exec upserts n rows in tx. row returns the values of row i in the order of
-// u.columns. The rows must have distinct keys: PostgreSQL refuses to update
-// one row twice in a statement.
-func (u upsert) exec(ctx context.Context, tx pgx.Tx, n int, row func(i int) []any) error {
-	if n >= copyThreshold {
-		return u.copyExec(ctx, tx, n, row)
-	}
-	return u.unnestExec(ctx, tx, n, row)
-}
-
-// unnestExec upserts the rows with INSERT … SELECT FROM unnest(arrays), one
-// statement per unnestChunk rows.
-func (u upsert) unnestExec(ctx context.Context, tx pgx.Tx, n int, row func(i int) []any) error {
-	stmt := u.unnestStatement()
-	rows := make([][]any, 0, min(n, unnestChunk))
-	for start := 0; start < n; start += unnestChunk {
-		rows = rows[:0]
-		for i := start; i < min(start+unnestChunk, n); i++ {
-			rows = append(rows, row(i))
-		}
-		args := make([]any, len(u.columns))
-		for c, typ := range u.types {
-			args[c] = column(typ, rows, c)
-		}
-		if _, err := tx.Exec(ctx, stmt, args...); err != nil {
-			return err
-		}
+	w.end() // waits for a write still running on another goroutine
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("postgres: write: commit: %w", err)
 	}
 	return nil
-}
-
-// column returns column c of rows as a slice of the Go type that pgx encodes
-// as an array of typ.
-func column(typ string, rows [][]any, c int) any {
-	switch typ {
-	case "timestamptz":
-		return columnOf[time.Time](rows, c)
-	case "bigint":
-		return columnOf[int64](rows, c)
-	default:
-		return columnOf[string](rows, c)
-	}
-}
-
-func columnOf[T any](rows [][]any, c int) []T {
-	col := make([]T, len(rows))
-	for i, r := range rows {
-		col[i] = r[c].(T)
-	}
-	return col
-}
-
-// copyExec streams the rows into a temporary table with COPY and upserts
-// them from there in one statement.
-func (u upsert) copyExec(ctx context.Context, tx pgx.Tx, n int, row func(i int) []any) error {
-	// LIKE copies the columns' types and collations, not the indexes: the
-	// staging table only has to be read once, in full.
-	if _, err := tx.Exec(ctx, "CREATE TEMP TABLE "+u.staging()+" (LIKE "+u.table+") ON COMMIT DROP"); err != nil {
-		return err
-	}
-	i := 0
-	src := pgx.CopyFromFunc(func() ([]any, error) {
-		if i == n {
-			return nil, nil
-		}
-		i++
-		return row(i - 1), nil
-	})
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{u.staging()}, u.columns, src); err != nil {
-		return err
-	}
-	cols := strings.Join(u.columns, ", ")
-	_, err := tx.Exec(ctx, "INSERT INTO "+u.table+" ("+cols+") SELECT "+cols+" FROM "+u.staging()+u.onConflict())
-	return err
-}
-
-// lastByKey returns the indexes of the items to write: for each key, the
-// last item that has it, as a replacing write of each in turn would leave.
-// The order of the kept items is kept.
-func lastByKey(n int, key func(i int) string) []int {
-	last := make(map[string]int, n)
-	for i := range n {
-		last[key(i)] = i
-	}
-	keep := make([]int, 0, len(last))
-	for i := range n {
-		if last[key(i)] == i {
-			keep = append(keep, i)
-		}
-	}
-	return keep
 }
 
 // PutFiles upserts files by ID in one transaction on the primary: all or
@@ -178,17 +54,7 @@ func (s *Store) PutFiles(ctx context.Context, files []cdnapi.File) error {
 	if len(files) == 0 {
 		return nil
 	}
-	keep := lastByKey(len(files), func(i int) string { return files[i].ID })
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		return fileUpsert.exec(ctx, tx, len(keep), func(i int) []any {
-			f := &files[keep[i]]
-			return []any{f.ID, f.Project, wholeSecondUTC(f.CreatedAt), f.Filename, f.Bytes, f.Checksum}
-		})
-	})
-	if err != nil {
-		return fmt.Errorf("postgres: put %d files: %w", len(files), err)
-	}
-	return nil
+	return s.Write(ctx, func(w cdnapi.Writer) error { return w.PutFiles(ctx, files) })
 }
 
 // PutAssets upserts assets by ID in one transaction on the primary: all or
@@ -198,17 +64,7 @@ func (s *Store) PutAssets(ctx context.Context, assets []cdnapi.Asset) error {
 	if len(assets) == 0 {
 		return nil
 	}
-	keep := lastByKey(len(assets), func(i int) string { return assets[i].ID })
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		return assetUpsert.exec(ctx, tx, len(keep), func(i int) []any {
-			a := &assets[keep[i]]
-			return []any{a.ID, wholeSecondUTC(a.CreatedAt), a.Path, a.Bytes, string(a.CacheStatus), a.Region}
-		})
-	})
-	if err != nil {
-		return fmt.Errorf("postgres: put %d assets: %w", len(assets), err)
-	}
-	return nil
+	return s.Write(ctx, func(w cdnapi.Writer) error { return w.PutAssets(ctx, assets) })
 }
 
 // PutRegions upserts regions by code in one transaction on the primary: all
@@ -218,15 +74,134 @@ func (s *Store) PutRegions(ctx context.Context, regions []cdnapi.Region) error {
 	if len(regions) == 0 {
 		return nil
 	}
-	keep := lastByKey(len(regions), func(i int) string { return regions[i].Code })
-	err := s.inTx(ctx, func(tx pgx.Tx) error {
-		return regionUpsert.exec(ctx, tx, len(keep), func(i int) []any {
-			r := &regions[keep[i]]
+	return s.Write(ctx, func(w cdnapi.Writer) error { return w.PutRegions(ctx, regions) })
+}
+
+// txWriter is the cdnapi.Writer that Write hands to fn: it upserts in
+// Write's transaction. Its methods take turns on mu, since a connection
+// runs one statement at a time.
+type txWriter struct {
+	mu     sync.Mutex
+	tx     pgx.Tx
+	done   bool            // set when Write ends; nothing more may run
+	staged map[string]bool // the staging tables created in tx
+}
+
+// end marks w done once no write is running.
+func (w *txWriter) end() {
+	w.mu.Lock()
+	w.done = true
+	w.mu.Unlock()
+}
+
+// upsert writes the last of each key among n rows with u, under w's lock.
+func (w *txWriter) upsert(ctx context.Context, u *upsert, n int, key func(i int) string, row func(i int) []any) error {
+	if n == 0 {
+		return nil
+	}
+	keep := lastByKey(n, key)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return errWriterDone
+	}
+	return u.exec(ctx, w, len(keep), func(i int) []any { return row(keep[i]) })
+}
+
+// PutFiles upserts files by ID in the transaction of Write.
+func (w *txWriter) PutFiles(ctx context.Context, files []cdnapi.File) error {
+	err := w.upsert(ctx, &fileUpsert, len(files),
+		func(i int) string { return files[i].ID },
+		func(i int) []any {
+			f := &files[i]
+			return []any{f.ID, f.Project, wholeSecondUTC(f.CreatedAt), f.Filename, f.Bytes, f.Checksum}
+		})
+	if err != nil {
+		return fmt.Errorf("postgres: put %d files: %w", len(files), err)
+	}
+	return nil
+}
+
+// PutAssets upserts assets by ID in the transaction of Write.
+func (w *txWriter) PutAssets(ctx context.Context, assets []cdnapi.Asset) error {
+	err := w.upsert(ctx, &assetUpsert, len(assets),
+		func(i int) string { return assets[i].ID },
+		func(i int) []any {
+			a := &assets[i]
+			return []any{a.ID, wholeSecondUTC(a.CreatedAt), a.Path, a.Bytes, string(a.CacheStatus), a.Region}
+		})
+	if err != nil {
+		return fmt.Errorf("postgres: put %d assets: %w", len(assets), err)
+	}
+	return nil
+}
+
+// PutRegions upserts regions by code in the transaction of Write.
+func (w *txWriter) PutRegions(ctx context.Context, regions []cdnapi.Region) error {
+	err := w.upsert(ctx, &regionUpsert, len(regions),
+		func(i int) string { return regions[i].Code },
+		func(i int) []any {
+			r := &regions[i]
 			return []any{r.Code, r.Name, r.Zone, r.Country, string(r.Status)}
 		})
-	})
 	if err != nil {
 		return fmt.Errorf("postgres: put %d regions: %w", len(regions), err)
+	}
+	return nil
+}
+
+// deleteAssetsBefore deletes the oldest assets created before $1, up to $2
+// of them. The subquery walks assets_by_created backwards from its old end
+// and hands the rows' physical addresses (ctid) to a TID scan, so a batch
+// costs its own rows. The repeated created_at test guards against an
+// upsert that renewed a row after the subquery saw it: the DELETE re-checks
+// its conditions on the newest version of the row.
+const deleteAssetsBefore = `DELETE FROM assets
+	WHERE ctid = ANY (ARRAY(
+		SELECT ctid FROM assets WHERE created_at < $1
+		ORDER BY created_at, id LIMIT $2))
+	AND created_at < $1`
+
+// DeleteAssetsBefore deletes up to limit assets created before cutoff,
+// oldest first, in one statement (one transaction) on the primary, and
+// returns how many it deleted. An asset created at cutoff stays. limit must
+// be at least 1.
+func (s *Store) DeleteAssetsBefore(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	if limit < 1 {
+		return 0, fmt.Errorf("postgres: delete assets: limit %d is below 1", limit)
+	}
+	tag, err := s.primary.Exec(ctx, deleteAssetsBefore, secondBefore(cutoff), limit)
+	if err != nil {
+		return 0, fmt.Errorf("postgres: delete assets before %s: %w", cutoff.UTC().Format(time.RFC3339Nano), err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// secondBefore returns the whole second s such that a stored time (whole
+// seconds) is before t exactly when it is before s: t itself when t is a
+// whole second, else the next whole second. It keeps the engines in step
+// with SQLite, and with times finer than the microseconds PostgreSQL keeps.
+func secondBefore(t time.Time) time.Time {
+	s := t.Unix()
+	if t.Nanosecond() > 0 {
+		s++
+	}
+	return time.Unix(s, 0).UTC()
+}
+
+// SetRegionStatus sets the status of the region with code on the primary.
+// It returns cdnapi.ErrNotFound when there is no such region, and an
+// *cdnapi.Error when status is not a valid Status.
+func (s *Store) SetRegionStatus(ctx context.Context, code string, status cdnapi.Status) error {
+	if !status.Valid() {
+		return cdnapi.Errorf(cdnapi.CodeParameterInvalid, "status", "Status %q is not one of the statuses of API.md.", status)
+	}
+	tag, err := s.primary.Exec(ctx, `UPDATE regions SET status = $1 WHERE code = $2`, string(status), code)
+	if err != nil {
+		return fmt.Errorf("postgres: set region status: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return cdnapi.ErrNotFound
 	}
 	return nil
 }

@@ -4,13 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"time"
 
 	"github.com/cdnapi/cdnapi"
 )
 
 // The asset list queries: range scans of assets_by_created, or of
-// assets_by_region_created when a region is given, that stop after LIMIT
-// rows.
+// assets_by_region_created when a region is given, read backwards (the
+// indexes ascend; see migration 00002), that stop after LIMIT rows.
 const (
 	listAssetsFirst = `SELECT id, created_at, path, bytes, cache_status, region FROM assets
 		ORDER BY created_at DESC, id DESC LIMIT ?`
@@ -24,12 +25,6 @@ const (
 		WHERE region = ? AND (created_at, id) < (?, ?)
 		ORDER BY created_at DESC, id DESC LIMIT ?`
 )
-
-var assetUpsert = upsert{
-	table:    "assets",
-	columns:  []string{"id", "created_at", "path", "bytes", "cache_status", "region"},
-	conflict: "id",
-}
 
 // ListAssets returns up to q.Limit assets, newest first, of q.Region or, when
 // it is "", of every region, after q.After when it is set.
@@ -69,20 +64,45 @@ func (s *Store) ListAssets(ctx context.Context, q cdnapi.AssetQuery) ([]cdnapi.A
 	return assets, nil
 }
 
-// PutAssets upserts assets by ID in one transaction: all or none. Writing
-// no assets does nothing.
-func (s *Store) PutAssets(ctx context.Context, assets []cdnapi.Asset) error {
-	if len(assets) == 0 {
-		return nil
+// deleteAssetsBefore deletes the oldest assets created before a cutoff, up
+// to a limit: the subquery walks assets_by_created from its old end and
+// hands over rowids, so a batch costs its own rows, never a scan of what
+// stays.
+const deleteAssetsBefore = `DELETE FROM assets WHERE rowid IN (
+		SELECT rowid FROM assets WHERE created_at < ?
+		ORDER BY created_at, id LIMIT ?)`
+
+// DeleteAssetsBefore deletes up to limit assets created before cutoff,
+// oldest first, in one transaction, and returns how many it deleted. An
+// asset created at cutoff stays. limit must be at least 1.
+func (s *Store) DeleteAssetsBefore(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	if limit < 1 {
+		// SQLite reads LIMIT -1 as "no limit": one huge delete would hold
+		// the write lock for as long as it takes.
+		return 0, fmt.Errorf("sqlite: delete assets: limit %d is below 1", limit)
 	}
+	var n int64
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		return assetUpsert.exec(ctx, tx, len(assets), func(args []any, i int) []any {
-			a := &assets[i]
-			return append(args, a.ID, a.CreatedAt.Unix(), a.Path, a.Bytes, string(a.CacheStatus), a.Region)
-		})
+		res, err := tx.ExecContext(ctx, deleteAssetsBefore, secondsBefore(cutoff), limit)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
 	})
 	if err != nil {
-		return fmt.Errorf("sqlite: put %d assets: %w", len(assets), err)
+		return 0, fmt.Errorf("sqlite: delete assets before %s: %w", cutoff.UTC().Format(time.RFC3339Nano), err)
 	}
-	return nil
+	return int(n), nil
+}
+
+// secondsBefore returns the unix second s such that a stored time (whole
+// seconds) is before t exactly when it is before s: t itself when t is a
+// whole second, else the next whole second.
+func secondsBefore(t time.Time) int64 {
+	s := t.Unix()
+	if t.Nanosecond() > 0 {
+		s++
+	}
+	return s
 }

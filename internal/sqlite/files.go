@@ -21,12 +21,6 @@ const (
 		ORDER BY created_at DESC, id DESC LIMIT ?`
 )
 
-var fileUpsert = upsert{
-	table:    "files",
-	columns:  []string{"id", "project", "created_at", "filename", "bytes", "checksum"},
-	conflict: "id",
-}
-
 // ListFiles returns up to q.Limit files of q.Project, newest first, after
 // q.After when it is set.
 func (s *Store) ListFiles(ctx context.Context, q cdnapi.FileQuery) ([]cdnapi.File, error) {
@@ -59,22 +53,4 @@ func (s *Store) ListFiles(ctx context.Context, q cdnapi.FileQuery) ([]cdnapi.Fil
 		return nil, fmt.Errorf("sqlite: list files: %w", err)
 	}
 	return files, nil
-}
-
-// PutFiles upserts files by ID in one transaction: all or none. Times are
-// stored as whole unix seconds. Writing no files does nothing.
-func (s *Store) PutFiles(ctx context.Context, files []cdnapi.File) error {
-	if len(files) == 0 {
-		return nil
-	}
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		return fileUpsert.exec(ctx, tx, len(files), func(args []any, i int) []any {
-			f := &files[i]
-			return append(args, f.ID, f.Project, f.CreatedAt.Unix(), f.Filename, f.Bytes, f.Checksum)
-		})
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: put %d files: %w", len(files), err)
-	}
-	return nil
 }

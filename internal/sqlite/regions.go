@@ -12,12 +12,6 @@ import (
 // listRegions walks the primary key, in code order.
 const listRegions = `SELECT code, name, zone, country, status FROM regions ORDER BY code`
 
-var regionUpsert = upsert{
-	table:    "regions",
-	columns:  []string{"code", "name", "zone", "country", "status"},
-	conflict: "code",
-}
-
 // ListRegions returns every region, ordered by code. There are tens of
 // regions, never enough to need paging.
 func (s *Store) ListRegions(ctx context.Context) ([]cdnapi.Region, error) {
@@ -54,20 +48,27 @@ func (s *Store) Region(ctx context.Context, code string) (cdnapi.Region, error) 
 	return r, nil
 }
 
-// PutRegions upserts regions by code in one transaction: all or none.
-// Writing no regions does nothing.
-func (s *Store) PutRegions(ctx context.Context, regions []cdnapi.Region) error {
-	if len(regions) == 0 {
-		return nil
+// SetRegionStatus sets the status of the region with code. It returns
+// cdnapi.ErrNotFound when there is no such region, and an *cdnapi.Error
+// when status is not a valid Status.
+func (s *Store) SetRegionStatus(ctx context.Context, code string, status cdnapi.Status) error {
+	if !status.Valid() {
+		return cdnapi.Errorf(cdnapi.CodeParameterInvalid, "status", "Status %q is not one of the statuses of API.md.", status)
 	}
+	var n int64
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		return regionUpsert.exec(ctx, tx, len(regions), func(args []any, i int) []any {
-			r := &regions[i]
-			return append(args, r.Code, r.Name, r.Zone, r.Country, string(r.Status))
-		})
+		res, err := tx.ExecContext(ctx, `UPDATE regions SET status = ? WHERE code = ?`, string(status), code)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
 	})
 	if err != nil {
-		return fmt.Errorf("sqlite: put %d regions: %w", len(regions), err)
+		return fmt.Errorf("sqlite: set region status: %w", err)
+	}
+	if n == 0 {
+		return cdnapi.ErrNotFound
 	}
 	return nil
 }

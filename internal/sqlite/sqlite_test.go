@@ -194,8 +194,9 @@ func TestMigrations(t *testing.T) {
 	}
 }
 
-// TestQueryPlans checks that every list query is a range scan of an index
-// in list order: no sort (a temporary b-tree), no full-table scan. It checks
+// TestQueryPlans checks that every list query, and the delete of retention,
+// is a range scan of an index in the order it needs: no sort (a temporary
+// b-tree), no full-table scan. It checks
 // the plans SQLite makes without statistics, as on a database nobody has
 // analyzed, and with them, as after ANALYZE or PRAGMA optimize.
 func TestQueryPlans(t *testing.T) {
@@ -215,6 +216,8 @@ func TestQueryPlans(t *testing.T) {
 		{"region assets first", listRegionAssetsFirst, []any{"FRA1", 20}, "SEARCH assets USING INDEX assets_by_region_created (region=?)"},
 		{"region assets after", listRegionAssetsAfter, append(append([]any{"FRA1"}, after...), 20), "SEARCH assets USING INDEX assets_by_region_created (region=? AND (created_at,id)<(?,?))"},
 		{"regions", listRegions, nil, "SCAN regions"}, // the primary key, in order
+		{"delete assets: the oldest", deleteAssetsBefore, []any{int64(1), 10}, "SEARCH assets USING COVERING INDEX assets_by_created (created_at<?)"},
+		{"delete assets: by rowid", deleteAssetsBefore, []any{int64(1), 10}, "SEARCH assets USING INTEGER PRIMARY KEY (rowid=?)"},
 	}
 	for _, stats := range []string{"without statistics", "analyzed"} {
 		if stats == "analyzed" {
@@ -337,4 +340,64 @@ func TestPingRespectsContext(t *testing.T) {
 	if err := s.Ping(t.Context()); err != nil {
 		t.Errorf("Ping: %v", err)
 	}
+}
+
+// TestMigrationKeepsAssets writes assets into the first schema, migrates
+// up, down and up again, and reads the same assets after each step.
+func TestMigrationKeepsAssets(t *testing.T) {
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "m.db"), Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer s.Close()
+	p, err := s.provider()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(t.Context(), 1); err != nil {
+		t.Fatalf("migrating to version 1: %v", err)
+	}
+	assets := storetest.Assets(500, storetest.RegionCodes(storetest.Regions()), 61)
+	if err := s.PutAssets(t.Context(), assets); err != nil {
+		t.Fatalf("PutAssets into version 1: %v", err)
+	}
+	storetest.SortAssets(assets)
+	check := func(when string) {
+		t.Helper()
+		var got []cdnapi.Asset
+		var after *cdnapi.Position
+		for {
+			page, err := s.ListAssets(t.Context(), cdnapi.AssetQuery{After: after, Limit: 100})
+			if err != nil {
+				t.Fatalf("%s: ListAssets: %v", when, err)
+			}
+			got = append(got, page...)
+			if len(page) < 100 {
+				break
+			}
+			p := storetest.AssetPosition(page[len(page)-1])
+			after = &p
+		}
+		if len(got) != len(assets) {
+			t.Fatalf("%s: %d assets, want %d", when, len(got), len(assets))
+		}
+		for i := range got {
+			if got[i] != assets[i] {
+				t.Fatalf("%s: asset %d = %+v, want %+v", when, i, got[i], assets[i])
+			}
+		}
+	}
+	check("at version 1")
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	check("after migrating up")
+	if _, err := p.DownTo(t.Context(), 1); err != nil {
+		t.Fatalf("migrating down to version 1: %v", err)
+	}
+	check("after migrating down")
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatalf("Migrate again: %v", err)
+	}
+	check("after migrating up again")
 }

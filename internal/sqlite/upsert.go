@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"strings"
 )
 
@@ -19,8 +18,28 @@ type upsert struct {
 	conflict string // the key column
 }
 
+// The upserts of the three record tables. Every write of a record, by the
+// Store's Put methods or inside Write, goes through one of these.
+var (
+	fileUpsert = upsert{
+		table:    "files",
+		columns:  []string{"id", "project", "created_at", "filename", "bytes", "checksum"},
+		conflict: "id",
+	}
+	assetUpsert = upsert{
+		table:    "assets",
+		columns:  []string{"id", "created_at", "path", "bytes", "cache_status", "region"},
+		conflict: "id",
+	}
+	regionUpsert = upsert{
+		table:    "regions",
+		columns:  []string{"code", "name", "zone", "country", "status"},
+		conflict: "code",
+	}
+)
+
 // statement returns the upsert of rows rows.
-func (u upsert) statement(rows int) string {
+func (u *upsert) statement(rows int) string {
 	var b strings.Builder
 	b.WriteString("INSERT INTO ")
 	b.WriteString(u.table)
@@ -51,36 +70,25 @@ func (u upsert) statement(rows int) string {
 	return b.String()
 }
 
-// exec upserts n rows in tx. appendRow appends the values of row i, in the
-// order of u.columns, to args and returns it. A later row replaces an
-// earlier one with the same key, also within one call.
-func (u upsert) exec(ctx context.Context, tx *sql.Tx, n int, appendRow func(args []any, i int) []any) error {
-	var full *sql.Stmt // prepared once for every whole chunk
-	defer func() {
-		if full != nil {
-			full.Close()
-		}
-	}()
-	args := make([]any, 0, min(n, upsertChunk)*len(u.columns))
+// exec upserts n rows in w's transaction, upsertChunk rows per statement.
+// appendRow appends the values of row i, in the order of u.columns, to args
+// and returns it. A later row replaces an earlier one with the same key,
+// also within one call. The caller holds w.mu.
+func (u *upsert) exec(ctx context.Context, w *txWriter, n int, appendRow func(args []any, i int) []any) error {
 	for start := 0; start < n; start += upsertChunk {
 		end := min(start+upsertChunk, n)
-		args = args[:0]
+		args := w.args[:0]
 		for i := start; i < end; i++ {
 			args = appendRow(args, i)
 		}
-		if end-start < upsertChunk {
-			if _, err := tx.ExecContext(ctx, u.statement(end-start), args...); err != nil {
-				return err
-			}
-			continue
+		w.args = args
+		st, err := w.stmt(ctx, u, end-start)
+		if err != nil {
+			return err
 		}
-		if full == nil {
-			var err error
-			if full, err = tx.PrepareContext(ctx, u.statement(upsertChunk)); err != nil {
-				return err
-			}
-		}
-		if _, err := full.ExecContext(ctx, args...); err != nil {
+		_, err = st.ExecContext(ctx, args...)
+		clear(args) // let the batch's strings go
+		if err != nil {
 			return err
 		}
 	}

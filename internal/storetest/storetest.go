@@ -10,8 +10,9 @@
 // The suite states, as tests, the parts of the Store contract that the
 // interface's types cannot: the list orders (IDs compare byte-wise),
 // keyset paging without duplicates or skips, whole-second UTC times,
-// upserts, all-or-nothing batches, and errors rather than panics once the
-// store is closed.
+// upserts, all-or-nothing batches and transactions, isolation of a Write
+// under way, batched pruning of assets, and errors rather than panics once
+// the store is closed.
 package storetest
 
 import (
@@ -53,6 +54,11 @@ func Run(t *testing.T, newStore func(t *testing.T) cdnapi.Store) {
 		{"CursorSecret", testCursorSecret},
 		{"CursorSecretConcurrentFirstUse", testCursorSecretConcurrent},
 		{"ComponentOverrides", testComponentOverrides},
+		{"WriteCommits", testWriteCommits},
+		{"WriteRollsBack", testWriteRollsBack},
+		{"WriteIsolated", testWriteIsolated},
+		{"DeleteAssetsBefore", testDeleteAssetsBefore},
+		{"SetRegionStatus", testSetRegionStatus},
 		{"Closed", testClosed},
 	}
 	for _, tt := range tests {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -300,6 +301,11 @@ func testClosed(t *testing.T, s cdnapi.Store) {
 		},
 		"ClearComponentOverride": func() error { return s.ClearComponentOverride(ctx, cdnapi.ComponentUpload) },
 		"Ping":                   func() error { return s.Ping(ctx) },
+		"Write": func() error {
+			return s.Write(ctx, func(w cdnapi.Writer) error { return w.PutFiles(ctx, Files(1, "default", 28)) })
+		},
+		"DeleteAssetsBefore": func() error { _, err := s.DeleteAssetsBefore(ctx, Epoch, 10); return err },
+		"SetRegionStatus":    func() error { return s.SetRegionStatus(ctx, "FRA1", cdnapi.StatusMajorOutage) },
 	}
 	for name, call := range calls {
 		func() {
@@ -313,4 +319,51 @@ func testClosed(t *testing.T, s cdnapi.Store) {
 			}
 		}()
 	}
+}
+
+// testSetRegionStatus sets the status of one region and leaves the others
+// be; an unknown code is ErrNotFound, an invalid status is refused.
+func testSetRegionStatus(t *testing.T, s cdnapi.Store) {
+	ctx := t.Context()
+	regions := Regions()
+	putRegions(t, s, regions)
+	want := append([]cdnapi.Region(nil), regions...)
+	SortRegions(want)
+	check := func(when string) {
+		t.Helper()
+		got, err := s.ListRegions(ctx)
+		if err != nil {
+			t.Fatalf("%s: ListRegions: %v", when, err)
+		}
+		if d := diffRegions(want, got); d != "" {
+			t.Errorf("%s: %s", when, d)
+		}
+	}
+
+	for _, status := range []cdnapi.Status{cdnapi.StatusUnderMaintenance, cdnapi.StatusUnderMaintenance, cdnapi.StatusOperational} {
+		if err := s.SetRegionStatus(ctx, "GRU1", status); err != nil {
+			t.Fatalf("SetRegionStatus(GRU1, %s): %v", status, err)
+		}
+		for i := range want {
+			if want[i].Code == "GRU1" {
+				want[i].Status = status
+			}
+		}
+		check("after setting GRU1 to " + string(status))
+		if r, err := s.Region(ctx, "GRU1"); err != nil || r.Status != status {
+			t.Errorf("Region(GRU1) = %+v, %v; want status %s", r, err, status)
+		}
+	}
+
+	for _, code := range []string{"XXX9", "gru1", ""} {
+		if err := s.SetRegionStatus(ctx, code, cdnapi.StatusMajorOutage); !errors.Is(err, cdnapi.ErrNotFound) {
+			t.Errorf("SetRegionStatus(%q) = %v, want ErrNotFound", code, err)
+		}
+	}
+	for _, status := range []cdnapi.Status{"broken", "", "Operational"} {
+		if err := s.SetRegionStatus(ctx, "FRA1", status); err == nil {
+			t.Errorf("SetRegionStatus(FRA1, %q) succeeded", status)
+		}
+	}
+	check("after refused calls")
 }
