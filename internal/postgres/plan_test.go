@@ -226,3 +226,60 @@ func TestDeepPagesReadNoMore(t *testing.T) {
 		})
 	}
 }
+
+// The delete of retention finds its batch by walking assets_by_created from
+// the old end, bounded by the cutoff, and deletes by physical address: no
+// sort, no scan of the table. Checked as a custom and as a generic plan.
+func TestDeleteAssetsBeforePlan(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	seedPlanData(t, s)
+	conn, err := s.primary.Acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(t.Context(), "PREPARE prune (timestamptz, bigint) AS "+deleteAssetsBefore); err != nil {
+		t.Fatal(err)
+	}
+	cutoff := t0.Add(-20_000 * 7 * time.Second)
+	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+		t.Run(mode, func(t *testing.T) {
+			if _, err := conn.Exec(t.Context(), "SET plan_cache_mode = "+mode); err != nil {
+				t.Fatal(err)
+			}
+			var raw []byte
+			err := conn.QueryRow(t.Context(), "EXPLAIN (FORMAT JSON) EXECUTE prune ($1, $2)",
+				pgx.QueryExecModeSimpleProtocol, cutoff, 1000).Scan(&raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var plans []struct{ Plan planNode }
+			if err := json.Unmarshal(raw, &plans); err != nil {
+				t.Fatal(err)
+			}
+			var indexScans, tidScans int
+			plans[0].Plan.walk(func(n planNode) {
+				switch n.NodeType {
+				case "ModifyTable", "Limit":
+				case "Index Scan", "Index Only Scan":
+					indexScans++
+					if n.IndexName != "assets_by_created" || n.Direction != "Backward" || !strings.Contains(n.IndexCond, "created_at <") {
+						t.Errorf("%s of %s %s, Index Cond %q; want a backward scan of assets_by_created bounded by created_at <",
+							n.NodeType, n.IndexName, n.Direction, n.IndexCond)
+					}
+				case "Tid Scan":
+					tidScans++
+				default:
+					t.Errorf("unexpected plan node %s", n.NodeType)
+				}
+			})
+			if indexScans != 1 || tidScans != 1 {
+				t.Errorf("the plan has %d index scans and %d TID scans, want one of each", indexScans, tidScans)
+			}
+			if t.Failed() {
+				t.Logf("plan: %s", raw)
+			}
+		})
+	}
+}
