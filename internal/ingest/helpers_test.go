@@ -187,16 +187,6 @@ func regionShape(r cdnapi.Region) any {
 	return regionLine{Code: r.Code, Name: r.Name, Zone: r.Zone, Country: r.Country, Status: string(r.Status)}
 }
 
-// ingestStore returns st as the Store that Run needs.
-func ingestStore(t testing.TB, st cdnapi.Store) Store {
-	t.Helper()
-	is, ok := any(st).(Store)
-	if !ok {
-		t.Fatalf("%T cannot Write", st)
-	}
-	return is
-}
-
 // testBatch is the batch size of the tests' ingests: small, so that a few
 // thousand lines make several batches.
 const testBatch = 1000
@@ -204,7 +194,7 @@ const testBatch = 1000
 // mustRun runs an ingest that must succeed, in batches of testBatch.
 func mustRun(t testing.TB, st cdnapi.Store, kind Kind, input string) Result {
 	t.Helper()
-	res, err := Run(context.Background(), ingestStore(t, st), strings.NewReader(input), Options{Kind: kind, Project: "default", BatchSize: testBatch})
+	res, err := Run(context.Background(), st, strings.NewReader(input), Options{Kind: kind, Project: "default", BatchSize: testBatch})
 	if err != nil {
 		t.Fatalf("ingest %s: %v", kind, err)
 	}

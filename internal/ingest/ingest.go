@@ -138,7 +138,6 @@ func Run(ctx context.Context, st Store, r io.Reader, opts Options) (Result, erro
 func run[T any](ctx context.Context, st Store, r io.Reader, opts Options, f *format[T], v *Validator) (Result, error) {
 	var res Result
 	err := st.Write(ctx, func(w cdnapi.Writer) error {
-		res = Result{} // in case a store retries fn
 		check := func(rec *T) error { return f.check(v, rec) }
 		loader := NewLoader(ctx, check, f.put(w), opts.BatchSize)
 		defer loader.Abort() // waits for the writing goroutine; nothing after Close

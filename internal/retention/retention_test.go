@@ -1,0 +1,250 @@
+package retention_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/httpapi"
+	"github.com/cdnapi/cdnapi/internal/pgtest"
+	"github.com/cdnapi/cdnapi/internal/postgres"
+	"github.com/cdnapi/cdnapi/internal/retention"
+	"github.com/cdnapi/cdnapi/internal/sqlite"
+	"github.com/cdnapi/cdnapi/internal/storetest"
+)
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+
+var engines = []struct {
+	name string
+	open func(t *testing.T) cdnapi.Store
+}{
+	{"sqlite", func(t *testing.T) cdnapi.Store {
+		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "retention.db"), sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if err := s.Migrate(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}},
+	{"postgres", func(t *testing.T) cdnapi.Store {
+		s, err := postgres.Open(t.Context(), pgtest.NewSchema(t), postgres.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		if err := s.Migrate(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}},
+}
+
+// openStore returns a fresh store of the engine, holding the fixture
+// regions and assets. The assets spread over the week before
+// storetest.Epoch.
+func openStore(t *testing.T, open func(t *testing.T) cdnapi.Store, n int) (cdnapi.Store, []cdnapi.Asset) {
+	t.Helper()
+	st := open(t)
+	regions := storetest.Regions()
+	assets := storetest.Assets(n, storetest.RegionCodes(regions), 7)
+	if err := st.PutRegions(t.Context(), regions); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutAssets(t.Context(), assets); err != nil {
+		t.Fatal(err)
+	}
+	return st, assets
+}
+
+// allAssets reads every asset in the store, newest first.
+func allAssets(t *testing.T, st cdnapi.Store) []cdnapi.Asset {
+	t.Helper()
+	var all []cdnapi.Asset
+	var after *cdnapi.Position
+	for {
+		page, err := st.ListAssets(t.Context(), cdnapi.AssetQuery{After: after, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, page...)
+		if len(page) < 1000 {
+			return all
+		}
+		p := storetest.AssetPosition(page[len(page)-1])
+		after = &p
+	}
+}
+
+// Pruning removes exactly the assets created before the cutoff, while a
+// client pages through the assets over HTTP without a single error, and
+// without a duplicate or a step back in any walk.
+func TestPruneWhileReading(t *testing.T) {
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			st, assets := openStore(t, e.open, 3000)
+			cutoff := storetest.Epoch.Add(-84 * time.Hour) // half of the week
+			var kept []cdnapi.Asset
+			for _, a := range assets {
+				if !a.CreatedAt.Before(cutoff) {
+					kept = append(kept, a)
+				}
+			}
+			storetest.SortAssets(kept)
+			if len(kept) == 0 || len(kept) == len(assets) {
+				t.Fatalf("the fixture has %d of %d assets after the cutoff; want some on each side", len(kept), len(assets))
+			}
+
+			codec, err := cdnapi.NewCursorCodec([]byte("retention-test-cursor-secret"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(httpapi.NewEdge(httpapi.Config{Store: st, Cursors: codec}))
+			defer srv.Close()
+
+			ctx, stop := context.WithCancel(t.Context())
+			var walks atomic.Int64
+			var readErr error // written by the reader; read after it ends
+			var failed atomic.Bool
+			var reading sync.WaitGroup
+			reading.Go(func() {
+				for ctx.Err() == nil {
+					if readErr = walkAssets(srv.URL); readErr != nil {
+						failed.Store(true)
+						return
+					}
+					walks.Add(1)
+				}
+			})
+
+			// Small batches with a pause make many transactions, so the
+			// walks interleave with the deletes.
+			n, err := retention.Prune(t.Context(), st, cutoff, retention.Options{BatchSize: 50, Pause: time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for w := walks.Load(); walks.Load() < w+2 && !failed.Load(); {
+				time.Sleep(time.Millisecond) // at least one whole walk after the prune
+			}
+			stop()
+			reading.Wait()
+			if readErr != nil {
+				t.Fatalf("a reader failed while pruning: %v", readErr)
+			}
+			if want := len(assets) - len(kept); n != want {
+				t.Errorf("Prune deleted %d assets, want %d", n, want)
+			}
+			if got := allAssets(t, st); !reflect.DeepEqual(got, kept) {
+				t.Errorf("%d assets left, want exactly the %d created at or after the cutoff", len(got), len(kept))
+			}
+			if n, err := retention.Prune(t.Context(), st, cutoff, retention.Options{}); n != 0 || err != nil {
+				t.Errorf("a second Prune deleted %d (%v), want 0", n, err)
+			}
+		})
+	}
+}
+
+// walkAssets pages through GET /api/v1/assets, following next_cursor, and
+// fails on any answer but 200, and on a walk that repeats or steps back.
+func walkAssets(base string) error {
+	url := base + "/api/v1/assets?limit=100"
+	var last *cdnapi.Position
+	for pages := 0; ; pages++ {
+		if pages > 1000 {
+			return fmt.Errorf("the walk does not end")
+		}
+		res, err := http.Get(url)
+		if err != nil {
+			return err
+		}
+		var page struct {
+			Data []struct {
+				ID        string    `json:"id"`
+				CreatedAt time.Time `json:"created_at"`
+			} `json:"data"`
+			NextCursor *string `json:"next_cursor"`
+		}
+		err = json.NewDecoder(res.Body).Decode(&page)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK || err != nil {
+			return fmt.Errorf("GET %s = %d (%v)", url, res.StatusCode, err)
+		}
+		for _, a := range page.Data {
+			p := cdnapi.Position{CreatedAt: a.CreatedAt, ID: a.ID}
+			if last != nil && storetest.Newest(*last, p) >= 0 {
+				return fmt.Errorf("asset %s came after %s, out of order or twice", a.ID, last.ID)
+			}
+			last = &p
+		}
+		if page.NextCursor == nil {
+			return nil
+		}
+		url = base + "/api/v1/assets?limit=100&cursor=" + *page.NextCursor
+	}
+}
+
+// A Pruner run deletes what is older than its retention at its clock's now,
+// and logs how much.
+func TestPrunerRunOnce(t *testing.T) {
+	st, assets := openStore(t, engines[0].open, 500)
+	now := storetest.Epoch.Add(30 * time.Minute)
+	keep := 48 * time.Hour
+	want := 0
+	for _, a := range assets {
+		if a.CreatedAt.Before(retention.Cutoff(now, keep)) {
+			want++
+		}
+	}
+	var logs bytes.Buffer
+	p := retention.New(st, retention.Config{
+		Retention: keep,
+		Logger:    slog.New(slog.NewTextHandler(&logs, nil)),
+		Now:       func() time.Time { return now },
+	})
+	if n := p.RunOnce(t.Context()); n != want {
+		t.Errorf("RunOnce deleted %d, want %d", n, want)
+	}
+	if line := fmt.Sprintf("deleted=%d", want); !strings.Contains(logs.String(), line) {
+		t.Errorf("log %q lacks %q", logs.String(), line)
+	}
+	if got := len(allAssets(t, st)); got != len(assets)-want {
+		t.Errorf("%d assets left, want %d", got, len(assets)-want)
+	}
+}
+
+// Run prunes at once, and returns when its context ends.
+func TestPrunerRunStopsWithContext(t *testing.T) {
+	st, assets := openStore(t, engines[0].open, 100)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	p := retention.New(st, retention.Config{Retention: time.Nanosecond, Logger: slog.New(slog.DiscardHandler)})
+	p.Run(ctx) // the one run at start meets a canceled context and stops
+	if got := len(allAssets(t, st)); got != len(assets) {
+		t.Errorf("a canceled run left %d of %d assets", got, len(assets))
+	}
+}
+
+func TestCutoff(t *testing.T) {
+	now := time.Date(2026, 11, 20, 12, 0, 0, 999_999_999, time.FixedZone("CET", 3600))
+	want := time.Date(2026, 11, 13, 11, 0, 0, 0, time.UTC)
+	if got := retention.Cutoff(now, 7*24*time.Hour); !got.Equal(want) || got.Location() != time.UTC {
+		t.Errorf("Cutoff = %v, want %v", got, want)
+	}
+}
