@@ -27,6 +27,9 @@ var commands = []command{
 	{"serve", "serve the API, edge and admin addresses", runServe},
 	{"seed", "write deterministic demo data", runSeed},
 	{"migrate", "apply the database schema", runMigrate},
+	{"ingest", "load files, assets or regions from NDJSON", runIngest},
+	{"prune", "delete assets older than a given age", runPrune},
+	{"regions", "list regions, or set the status of one", runRegions},
 	{"status", "show or set component statuses by hand", runStatus},
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/cdnapi/cdnapi/internal/demo"
 	"github.com/cdnapi/cdnapi/internal/health"
 	"github.com/cdnapi/cdnapi/internal/httpapi"
+	"github.com/cdnapi/cdnapi/internal/retention"
 )
 
 // The size of the demo data that serve --demo writes into an empty store:
@@ -29,6 +30,10 @@ const (
 	demoFiles  = 2500
 	demoAssets = 10000
 )
+
+// defaultAssetRetention is how long serve keeps assets: a week of recent
+// requests, well beyond the three days of demo assets that --demo writes.
+const defaultAssetRetention = 7 * 24 * time.Hour
 
 func runServe(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet("serve", "serve [flags]", env.stdout)
@@ -46,6 +51,8 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		virusURL     = fs.String("virus-scanning-health-url", "", "health URL of virus scanning (default: status set by operators)")
 		origins      = fs.String("cors-origins", "*", "comma-separated origins allowed by CORS, or *")
 		drain        = fs.Duration("shutdown-timeout", 20*time.Second, "how long shutdown waits for requests in flight")
+		keepAssets   = fs.Duration("asset-retention", defaultAssetRetention, "delete assets older than this in the background, in small batches; 0 keeps every asset")
+		pruneEvery   = fs.Duration("prune-interval", retention.DefaultInterval, "how often assets past --asset-retention are deleted")
 		logFormat    = fs.String("log-format", "json", "log format: json or text")
 		logLevel     = fs.String("log-level", "info", "log level: debug, info, warn or error")
 	)
@@ -56,6 +63,9 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	logger, err := newLogger(env.stderr, *logFormat, *logLevel)
 	if err != nil {
 		return err
+	}
+	if *keepAssets < 0 || *pruneEvery <= 0 {
+		return usageError{"--asset-retention must not be negative, and --prune-interval must be positive"}
 	}
 
 	st, err := db.openMigrated(ctx)
@@ -71,6 +81,10 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	codec, err := cursorCodec(ctx, st, *secret)
 	if err != nil {
 		return err
+	}
+	var pruner *retention.Pruner // nil: keep every asset
+	if *keepAssets > 0 {
+		pruner = retention.New(st, retention.Config{Retention: *keepAssets, Interval: *pruneEvery, Logger: logger})
 	}
 
 	// Listen on every address before serving any, so that a port in use
@@ -121,6 +135,18 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	defer stopEval()
 	go status.Run(evalCtx)
 
+	// The pruner works in the background until shutdown begins; the store
+	// closes only after it has stopped.
+	pruneCtx, stopPruning := context.WithCancel(context.WithoutCancel(ctx))
+	var pruning sync.WaitGroup
+	defer func() {
+		stopPruning()
+		pruning.Wait()
+	}()
+	if pruner != nil {
+		pruning.Go(func() { pruner.Run(pruneCtx) })
+	}
+
 	errc := make(chan error, len(servers))
 	for i, srv := range servers {
 		logger.Info("listening", "listener", []string{"api", "edge", "admin"}[i], "addr", listeners[i].Addr().String())
@@ -141,6 +167,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	// balancers take the replica out before its connections close.
 	draining.Store(true)
 	status.SetDraining()
+	stopPruning()
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *drain)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -153,6 +180,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	}
 	wg.Wait()
 	stopEval()
+	pruning.Wait()
 	logger.Info("stopped")
 	return err
 }

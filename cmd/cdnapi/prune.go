@@ -1,0 +1,40 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/retention"
+)
+
+const pruneSynopsis = `prune --older-than D [--db DSN]
+
+Deletes the assets created more than D ago (a duration such as 168h), in
+small batches, and prints how many it deleted. Files are never pruned.
+serve --asset-retention does the same in the background.`
+
+func runPrune(ctx context.Context, env *environment, args []string) error {
+	fs := newFlagSet("prune", pruneSynopsis, env.stdout)
+	db := addStoreFlags(fs, false)
+	olderThan := fs.Duration("older-than", 0, "delete the assets created more than this long ago, such as 168h (required)")
+	if err := parseFlags(fs, args, env.getenv); err != nil {
+		return err
+	}
+	if *olderThan <= 0 {
+		return usageError{"prune: --older-than must be a positive duration, such as 168h"}
+	}
+	st, err := db.openMigrated(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	cutoff := retention.Cutoff(time.Now(), *olderThan)
+	n, err := retention.Prune(ctx, st, cutoff, retention.Options{})
+	if err != nil {
+		return fmt.Errorf("prune: deleted %d assets, then: %w", n, err)
+	}
+	fmt.Fprintf(env.stdout, "deleted %d assets created before %s\n", n, cdnapi.Timestamp(cutoff))
+	return nil
+}

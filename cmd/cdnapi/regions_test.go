@@ -1,0 +1,51 @@
+package main
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRegionsCommand(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "regions.db")
+	mustRunCmd(t, demoRegionsNDJSON(t), "ingest", "regions", "--db", db)
+
+	out, _ := mustRunCmd(t, "", "regions", "list", "--db", db)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 25 || !strings.HasPrefix(lines[0], "CODE ") || !strings.HasPrefix(lines[1], "AMS1 ") ||
+		!strings.Contains(out, "FRA1  Frankfurt     eu-central    DE       operational") {
+		t.Errorf("regions list printed\n%s", out)
+	}
+
+	out, _ = mustRunCmd(t, "", "regions", "set-status", "FRA1", "under_maintenance", "--db", db)
+	if want := "CODE  NAME       ZONE        COUNTRY  STATUS\nFRA1  Frankfurt  eu-central  DE       under_maintenance\n"; out != want {
+		t.Errorf("set-status printed\n%s\nwant\n%s", out, want)
+	}
+	out, _ = mustRunCmd(t, "", "regions", "list", "--db", db)
+	if !strings.Contains(out, "FRA1  Frankfurt     eu-central    DE       under_maintenance") ||
+		strings.Count(out, "under_maintenance") != 1 {
+		t.Errorf("the new status is not listed:\n%s", out)
+	}
+
+	tests := []struct {
+		name  string
+		args  []string
+		usage bool
+		want  string
+	}{
+		{"unknown region", []string{"regions", "set-status", "XYZ9", "operational"}, false, "there is no region XYZ9 (see cdnapi regions list)"},
+		{"malformed code", []string{"regions", "set-status", "fra1", "operational"}, true, `region code "fra1": want three upper-case letters and a digit`},
+		{"unknown status", []string{"regions", "set-status", "FRA1", "down"}, true, `unknown status "down"; want one of "operational"`},
+		{"no verb", []string{"regions"}, true, "want list or set-status CODE STATUS"},
+		{"missing status", []string{"regions", "set-status", "FRA1"}, true, "want list or set-status CODE STATUS"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := runCmd(t, "", append(tt.args, "--db", db)...)
+			if err == nil || errors.Is(err, errUsage) != tt.usage || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v (usage %v), want one containing %q (usage %v)", err, errors.Is(err, errUsage), tt.want, tt.usage)
+			}
+		})
+	}
+}
