@@ -38,14 +38,23 @@ var (
 	}
 )
 
-// statement returns the upsert of rows rows.
+// statement returns the upsert of rows rows. It replaces every column of
+// a row whose key exists, but skips rows that would not change: running an
+// ingest again, as after a crash, then only reads what is already there
+// instead of rewriting every row and index entry (writing the same
+// 500,000 random-ID assets again took 2.9 s with the test, 4.2–5.3 s
+// without).
 func (u *upsert) statement(rows int) string {
+	var set, old, new []string
+	for _, c := range u.columns {
+		if c != u.conflict {
+			set = append(set, c+" = excluded."+c)
+			old = append(old, u.table+"."+c)
+			new = append(new, "excluded."+c)
+		}
+	}
 	var b strings.Builder
-	b.WriteString("INSERT INTO ")
-	b.WriteString(u.table)
-	b.WriteString(" (")
-	b.WriteString(strings.Join(u.columns, ", "))
-	b.WriteString(") VALUES ")
+	b.WriteString("INSERT INTO " + u.table + " (" + strings.Join(u.columns, ", ") + ") VALUES ")
 	tuple := "(" + strings.Repeat("?, ", len(u.columns)-1) + "?)"
 	for i := range rows {
 		if i > 0 {
@@ -53,20 +62,8 @@ func (u *upsert) statement(rows int) string {
 		}
 		b.WriteString(tuple)
 	}
-	b.WriteString(" ON CONFLICT (")
-	b.WriteString(u.conflict)
-	b.WriteString(") DO UPDATE SET ")
-	first := true
-	for _, c := range u.columns {
-		if c == u.conflict {
-			continue
-		}
-		if !first {
-			b.WriteString(", ")
-		}
-		first = false
-		b.WriteString(c + " = excluded." + c)
-	}
+	b.WriteString(" ON CONFLICT (" + u.conflict + ") DO UPDATE SET " + strings.Join(set, ", "))
+	b.WriteString(" WHERE (" + strings.Join(old, ", ") + ") IS NOT (" + strings.Join(new, ", ") + ")")
 	return b.String()
 }
 
