@@ -22,7 +22,9 @@ var errWriterDone = errors.New("postgres: the Writer of a Write was used after f
 // open transaction that the server aborts when the connection drops.
 //
 // Unlike SQLite, PostgreSQL lets other writers run meanwhile; they wait
-// only for rows fn has written, until the commit.
+// only for rows fn has written, until the commit. fn should write only
+// through w all the same: a write through the Store to a row fn has written
+// would wait for fn's transaction, which waits for fn.
 //
 // w may be used from any goroutine until fn returns, and never after.
 func (s *Store) Write(ctx context.Context, fn func(w cdnapi.Writer) error) error {

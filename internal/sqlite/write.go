@@ -23,6 +23,9 @@ var errWriterDone = errors.New("sqlite: the Writer of a Write was used after fn 
 //
 // The store has one writer, so every other write of this process waits
 // while fn runs, and other processes' writes wait up to their busy timeout.
+// fn must therefore write only through w: a write through the Store itself
+// would wait for fn, which waits for it, until ctx ends. Reads through the
+// Store are fine; they see the database as it was before Write began.
 //
 // w may be used from any goroutine until fn returns, and never after.
 // Within the transaction each upsert statement is prepared once, however
