@@ -387,11 +387,12 @@ func TestStatusCommand(t *testing.T) {
 }
 
 // TestRunAsProcess runs cdnapi as a child process, as TestMain allows, and
-// checks that SIGTERM drains and ends it with status 0.
+// checks that SIGTERM first fails /readyz for --shutdown-delay while still
+// answering, then drains and ends the process with status 0.
 func TestRunAsProcess(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "proc.db")
 	cmd := exec.Command(os.Args[0], "--", "serve", "--db", db, "--api-addr", "127.0.0.1:0",
-		"--edge-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0")
+		"--edge-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--shutdown-delay", "3s")
 	cmd.Env = append(os.Environ(), "CDNAPI_TEST_AS_MAIN=1")
 	logs, err := cmd.StderrPipe()
 	if err != nil {
@@ -401,25 +402,40 @@ func TestRunAsProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	scanner := bufio.NewScanner(logs)
-	var api string
-	for api == "" && scanner.Scan() {
+	addrs := map[string]string{}
+	for len(addrs) < 3 && scanner.Scan() {
 		var line struct{ Msg, Listener, Addr string }
-		if json.Unmarshal(scanner.Bytes(), &line) == nil && line.Msg == "listening" && line.Listener == "api" {
-			api = "http://" + line.Addr
+		if json.Unmarshal(scanner.Bytes(), &line) == nil && line.Msg == "listening" {
+			addrs[line.Listener] = "http://" + line.Addr
 		}
 	}
-	if api == "" {
+	if len(addrs) < 3 {
 		cmd.Process.Kill()
 		t.Fatalf("cdnapi did not start: %v", cmd.Wait())
 	}
 	go io.Copy(io.Discard, logs)
-	res, err := http.Get(api + "/api/v1/status")
-	if err != nil {
-		t.Fatal(err)
+	client := &http.Client{Timeout: 5 * time.Second}
+	readyz := func() int {
+		res, err := client.Get(addrs["admin"] + "/readyz")
+		if err != nil {
+			return 0
+		}
+		res.Body.Close()
+		return res.StatusCode
 	}
-	res.Body.Close()
+	if code := readyz(); code != http.StatusOK {
+		t.Fatalf("/readyz before SIGTERM = %d", code)
+	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
+	}
+	// Within the delay the process still answers, but says it is not ready.
+	deadline := time.Now().Add(2 * time.Second)
+	for code := readyz(); code != http.StatusServiceUnavailable; code = readyz() {
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz after SIGTERM = %d, want 503 while draining", code)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("cdnapi after SIGTERM: %v", err)

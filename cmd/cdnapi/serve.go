@@ -51,6 +51,8 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		virusURL     = fs.String("virus-scanning-health-url", "", "health URL of virus scanning (default: status set by operators)")
 		origins      = fs.String("cors-origins", "*", "comma-separated origins allowed by CORS, or *")
 		drain        = fs.Duration("shutdown-timeout", 20*time.Second, "how long shutdown waits for requests in flight")
+		drainDelay   = fs.Duration("shutdown-delay", 0, "on SIGTERM, how long to keep serving with /readyz failing before closing the listeners, so load balancers notice first")
+		pageTTL      = fs.Duration("page-cache-ttl", time.Second, "how long a rendered list page is served again to requests for the same URL; 0 turns the cache off")
 		keepAssets   = fs.Duration("asset-retention", defaultAssetRetention, "delete assets older than this in the background, in small batches; 0 keeps every asset")
 		pruneEvery   = fs.Duration("prune-interval", retention.DefaultInterval, "how often assets past --asset-retention are deleted")
 		logFormat    = fs.String("log-format", "json", "log format: json or text")
@@ -63,6 +65,9 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	logger, err := newLogger(env.stderr, *logFormat, *logLevel)
 	if err != nil {
 		return err
+	}
+	if *pageTTL < 0 || *drainDelay < 0 {
+		return usageError{"--page-cache-ttl and --shutdown-delay must not be negative"}
 	}
 	if *keepAssets < 0 || *pruneEvery <= 0 {
 		return usageError{"--asset-retention must not be negative, and --prune-interval must be positive"}
@@ -120,6 +125,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		Logger:       logger,
 		Metrics:      metrics,
 		StoreTimeout: *storeTimeout,
+		PageCacheTTL: *pageTTL,
 		CORSOrigins:  strings.Split(*origins, ","),
 		OpenAPI:      api.JSON(),
 	}
@@ -168,6 +174,13 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	draining.Store(true)
 	status.SetDraining()
 	stopPruning()
+	if err == nil && *drainDelay > 0 {
+		logger.Info("draining: /readyz fails; listeners close after the delay", "delay", drainDelay.String())
+		select {
+		case <-time.After(*drainDelay):
+		case err = <-errc:
+		}
+	}
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *drain)
 	defer cancel()
 	var wg sync.WaitGroup

@@ -29,6 +29,7 @@ type representation struct {
 	cacheControl string
 	vary         string // beyond Accept-Encoding, e.g. "Authorization"; may be ""
 	csp          string // replaces the JSON CSP, e.g. for HTML; may be ""
+	link         string // the Link header of a 200, e.g. the next page; may be ""
 	body         []byte
 	// tag is the opaque part of the strong ETag, without quotes; gzipped,
 	// when not nil, is the precomputed gzip coding of body. Both are
@@ -98,6 +99,9 @@ func (rep *representation) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	if rep.link != "" {
+		h.Set("Link", rep.link)
+	}
 	body := rep.body
 	if useGzip {
 		if rep.gzipped != nil {

@@ -35,15 +35,14 @@ func currentProject(ctx context.Context, def string) (string, bool) {
 	return def, false
 }
 
-// handleFiles serves GET /api/v1/files: a page of the current project's
+// renderFiles renders GET /api/v1/files: a page of the current project's
 // files, newest first.
-func handleFiles(cfg Config) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func renderFiles(cfg Config) render {
+	return func(r *http.Request) (*representation, error) {
 		project, keyed := currentProject(r.Context(), cfg.Project)
 		q, err := parseFilesQuery(r.URL.RawQuery, cfg.Cursors, project)
 		if err != nil {
-			WriteError(w, r, err)
-			return
+			return nil, err
 		}
 		limit := q.Limit
 		q.Limit++ // one more row than shown tells whether there is a next page
@@ -51,84 +50,79 @@ func handleFiles(cfg Config) http.Handler {
 		files, err := cfg.Store.ListFiles(ctx, q)
 		cancel()
 		if err != nil {
-			WriteError(w, r, storeError(r, err))
-			return
+			return nil, storeError(r, err)
 		}
-		rep := representation{contentType: "application/json", cacheControl: cacheFiles}
+		rep := &representation{contentType: "application/json", cacheControl: cacheFiles}
 		if keyed {
 			rep.cacheControl, rep.vary = cacheFilesPrivate, "Authorization"
 		}
 		page := pageOf(files, limit, func(f cdnapi.File) cdnapi.Position {
 			return cdnapi.Position{CreatedAt: f.CreatedAt, ID: f.ID}
 		})
-		serveList(w, r, &rep, page, appendFile, func(p cdnapi.Position) string {
+		renderList(rep, page, appendFile, func(p cdnapi.Position) string {
 			return cfg.Cursors.Encode(cdnapi.ListFiles, project, p)
 		}, pathFiles+"?limit="+strconv.Itoa(limit))
-	})
+		return rep, nil
+	}
 }
 
-// handleAssets serves GET /api/v1/assets: a page of recently requested
+// renderAssets renders GET /api/v1/assets: a page of recently requested
 // assets, newest first, of one region or of all.
-func handleAssets(cfg Config) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func renderAssets(cfg Config) render {
+	return func(r *http.Request) (*representation, error) {
 		q, err := parseAssetsQuery(r.URL.RawQuery, cfg.Cursors)
 		if err != nil {
-			WriteError(w, r, err)
-			return
+			return nil, err
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), cfg.StoreTimeout)
 		defer cancel()
 		if q.Region != "" {
 			if _, err := cfg.Store.Region(ctx, q.Region); err != nil {
 				if isNotFound(err) {
-					err = cdnapi.Errorf(cdnapi.CodeRegionUnknown, "region",
+					return nil, cdnapi.Errorf(cdnapi.CodeRegionUnknown, "region",
 						"region names no known point of presence; GET /api/v1/regions lists them")
-				} else {
-					err = storeError(r, err)
 				}
-				WriteError(w, r, err)
-				return
+				return nil, storeError(r, err)
 			}
 		}
 		limit := q.Limit
 		q.Limit++
 		assets, err := cfg.Store.ListAssets(ctx, q)
 		if err != nil {
-			WriteError(w, r, storeError(r, err))
-			return
+			return nil, storeError(r, err)
 		}
 		next := pathAssets + "?limit=" + strconv.Itoa(limit)
 		if q.Region != "" {
 			next += "&region=" + q.Region // a checked code: nothing to escape
 		}
-		rep := representation{contentType: "application/json", cacheControl: cacheAssets}
+		rep := &representation{contentType: "application/json", cacheControl: cacheAssets}
 		page := pageOf(assets, limit, func(a cdnapi.Asset) cdnapi.Position {
 			return cdnapi.Position{CreatedAt: a.CreatedAt, ID: a.ID}
 		})
-		serveList(w, r, &rep, page, appendAsset, func(p cdnapi.Position) string {
+		renderList(rep, page, appendAsset, func(p cdnapi.Position) string {
 			return cfg.Cursors.Encode(cdnapi.ListAssets, q.Region, p)
 		}, next)
-	})
+		return rep, nil
+	}
 }
 
-// handleRegions serves GET /api/v1/regions: every point of presence, by
+// renderRegions renders GET /api/v1/regions: every point of presence, by
 // code. The list is short, so it is never paged.
-func handleRegions(cfg Config) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func renderRegions(cfg Config) render {
+	return func(r *http.Request) (*representation, error) {
 		if err := parseNoQuery(r.URL.RawQuery); err != nil {
-			WriteError(w, r, err)
-			return
+			return nil, err
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), cfg.StoreTimeout)
 		regions, err := cfg.Store.ListRegions(ctx)
 		cancel()
 		if err != nil {
-			WriteError(w, r, storeError(r, err))
-			return
+			return nil, storeError(r, err)
 		}
-		rep := representation{contentType: "application/json", cacheControl: cacheRegions}
-		serveList(w, r, &rep, page[cdnapi.Region]{items: regions}, appendRegion, nil, "")
-	})
+		rep := &representation{contentType: "application/json", cacheControl: cacheRegions}
+		renderList(rep, page[cdnapi.Region]{items: regions}, appendRegion, nil, "")
+		return rep, nil
+	}
 }
 
 // page is the part of a list shown in one answer.
@@ -150,23 +144,22 @@ func pageOf[T any](rows []T, limit int, position func(T) cdnapi.Position) page[T
 	return page[T]{items: rows, more: true, last: position(rows[len(rows)-1])}
 }
 
-// serveList answers with p in the list envelope. When there is a next page,
-// its cursor goes into next_cursor and, appended to linkBase (a path with at
-// least one query parameter), into the Link header.
-func serveList[T any](w http.ResponseWriter, r *http.Request, rep *representation, p page[T],
+// renderList puts p into rep in the list envelope. When there is a next
+// page, its cursor goes into next_cursor and, appended to linkBase (a path
+// with at least one query parameter), into the Link header.
+func renderList[T any](rep *representation, p page[T],
 	appendItem func([]byte, T) []byte, encodeCursor func(cdnapi.Position) string, linkBase string) {
 	cursor := ""
 	if p.more {
 		cursor = encodeCursor(p.last)
 		// A base64url cursor needs no escaping in a query or a Link.
-		w.Header().Set("Link", "<"+linkBase+"&cursor="+cursor+`>; rel="next"`)
+		rep.link = "<" + linkBase + "&cursor=" + cursor + `>; rel="next"`
 	}
-	buf := getBuffer()
-	defer putBuffer(buf)
-	*buf = appendList(*buf, p.items, appendItem, cursor)
-	*buf = append(*buf, '\n')
-	rep.body = *buf
-	rep.serve(w, r)
+	// The body is the representation's own: it may outlive the request in
+	// the page cache.
+	b := make([]byte, 0, 256+len(p.items)*256)
+	b = appendList(b, p.items, appendItem, cursor)
+	rep.body = append(b, '\n')
 }
 
 // isNotFound reports whether err is the store's ErrNotFound.

@@ -15,7 +15,8 @@ var errNoSuchPath = notFound("no endpoint has this path; GET /api/v1/openapi.jso
 
 // addAPIRoutes registers the routes of the API listener.
 func addAPIRoutes(rt *router, cfg Config) {
-	rt.resource("/api/v1/files", handleFiles(cfg))
+	cache := newPageCache(cfg.PageCacheTTL)
+	rt.resource("/api/v1/files", cache.handler(cfg, "/api/v1/files", renderFiles(cfg)))
 	rt.resource("/api/v1/status", handleStatus(cfg.Status))
 	rt.resource("/api/v1/openapi.json", handleOpenAPI(cfg.OpenAPI))
 	rt.resource("/{$}", handlePage("cdnapi", indexBody))
@@ -28,8 +29,9 @@ func addAPIRoutes(rt *router, cfg Config) {
 
 // addEdgeRoutes registers the routes of the edge listener.
 func addEdgeRoutes(rt *router, cfg Config) {
-	rt.resource("/api/v1/regions", handleRegions(cfg))
-	rt.resource("/api/v1/assets", handleAssets(cfg))
+	cache := newPageCache(cfg.PageCacheTTL)
+	rt.resource("/api/v1/regions", cache.handler(cfg, "/api/v1/regions", renderRegions(cfg)))
+	rt.resource("/api/v1/assets", cache.handler(cfg, "/api/v1/assets", renderAssets(cfg)))
 	rt.resource("/api/v1/openapi.json", handleOpenAPI(cfg.OpenAPI))
 
 	rt.missing("/api/v1/files", "files are served on the API address, not on the edge address")

@@ -48,6 +48,10 @@ type Config struct {
 	// StoreTimeout bounds the store work of one request; past it the answer
 	// is 503 storage_unavailable, never a hang. Default DefaultStoreTimeout.
 	StoreTimeout time.Duration
+	// PageCacheTTL is how long the rendered pages of the lists are kept and
+	// served again to requests for the same URL; zero keeps nothing. See
+	// pageCache.
+	PageCacheTTL time.Duration
 	// CORSOrigins are the origins browsers may read answers from. Empty, or
 	// containing "*", allows every origin. Default ["*"].
 	CORSOrigins []string

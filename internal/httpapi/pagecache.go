@@ -1,0 +1,88 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/expirable"
+	"golang.org/x/sync/singleflight"
+)
+
+// render produces the representation of a successful answer to r, or the
+// error to answer with. A representation it returns is never changed again,
+// so it may be served to other requests for the same URL.
+type render func(r *http.Request) (*representation, error)
+
+// pageCache keeps the rendered answers of the lists for a short time, so
+// that a page that many clients ask for at once (the first page above all)
+// costs one store query and one encoding per TTL, and is otherwise served
+// like a static file: a map lookup and a write of prepared bytes, with its
+// ETag and gzip coding computed once.
+//
+// The lists already tell clients and shared caches to keep them for 60
+// seconds or more (Cache-Control), so holding them here for a second or two
+// adds no staleness a client could not see anyway. Errors are never kept.
+// Concurrent misses on one URL render it once (singleflight), so a burst on a
+// cold page does not become a burst on the store.
+type pageCache struct {
+	entries *expirable.LRU[string, *representation]
+	renders singleflight.Group
+}
+
+// pageCacheEntries bounds the memory of the cache: a page of 100 items is
+// about 25 KiB with its gzip coding, so the bound is about 25 MiB.
+const pageCacheEntries = 1024
+
+// newPageCache returns a cache that keeps answers for ttl, or nil, which
+// caches nothing, when ttl is not positive.
+func newPageCache(ttl time.Duration) *pageCache {
+	if ttl <= 0 {
+		return nil
+	}
+	return &pageCache{entries: expirable.NewLRU[string, *representation](pageCacheEntries, nil, ttl)}
+}
+
+// handler serves the answers of render for the route, through the cache
+// when there is one. The cache key is everything an answer depends on: the
+// route, the project (which an API key may choose) and the raw query; the
+// content coding and If-None-Match are applied per request when serving.
+func (c *pageCache) handler(cfg Config, route string, render render) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c == nil {
+			rep, err := render(r)
+			if err != nil {
+				WriteError(w, r, err)
+				return
+			}
+			rep.serve(w, r)
+			return
+		}
+		project, keyed := currentProject(r.Context(), cfg.Project)
+		key := route + "\x00" + project + "\x00" + r.URL.RawQuery
+		if keyed {
+			key += "\x00key" // a key's answers are private: another Cache-Control
+		}
+		rep, ok := c.entries.Get(key)
+		if !ok {
+			v, err, _ := c.renders.Do(key, func() (any, error) {
+				// The render is shared by every request waiting on this
+				// key, so the first one hanging up must not cancel it; the
+				// store timeout still bounds it.
+				rep, err := render(r.WithContext(context.WithoutCancel(r.Context())))
+				if err != nil {
+					return nil, err
+				}
+				rep.precompute()
+				c.entries.Add(key, rep)
+				return rep, nil
+			})
+			if err != nil {
+				WriteError(w, r, err)
+				return
+			}
+			rep = v.(*representation)
+		}
+		rep.serve(w, r)
+	})
+}

@@ -1,0 +1,149 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/api"
+	"github.com/cdnapi/cdnapi/internal/health"
+)
+
+// newerFile returns a file of the default project newer than every fixture.
+func newerFile(id string) cdnapi.File {
+	return cdnapi.File{ID: id, Project: DefaultProject, CreatedAt: time.Now().UTC().Truncate(time.Second),
+		Filename: "new.txt", Bytes: 1, Checksum: "sha256:" + string(bytes.Repeat([]byte("a"), 64))}
+}
+
+func TestPageCache(t *testing.T) {
+	e := newEnv(t, func(cfg *Config) { cfg.PageCacheTTL = time.Hour })
+	ctx := context.Background()
+
+	t.Run("a page is served again until it expires", func(t *testing.T) {
+		_, before := e.get(t, onAPI, "/api/v1/files?limit=5")
+		must(t, e.store.PutFiles(ctx, []cdnapi.File{newerFile("fil_cachedaway")}))
+		if _, again := e.get(t, onAPI, "/api/v1/files?limit=5"); !bytes.Equal(again, before) {
+			t.Errorf("the second answer was rendered again:\n%s\nwant\n%s", again, before)
+		}
+		// Another URL is another entry, rendered from the store.
+		if _, other := e.get(t, onAPI, "/api/v1/files?limit=6"); !bytes.Contains(other, []byte("fil_cachedaway")) {
+			t.Errorf("limit=6 does not show the new file: %s", other)
+		}
+	})
+
+	t.Run("gzip, 304 and HEAD from the cache", func(t *testing.T) {
+		target := "/api/v1/assets?limit=100"
+		res, plain := e.get(t, onEdge, target)
+		gz, zipped := e.do(t, onEdge, http.MethodGet, target, hdr("Accept-Encoding", "gzip"))
+		if gz.Header.Get("Content-Encoding") != "gzip" || bytes.Equal(zipped, plain) {
+			t.Fatalf("cached page not gzip-coded: %v", gz.Header)
+		}
+		nm, body := e.do(t, onEdge, http.MethodGet, target, hdr("If-None-Match", res.Header.Get("ETag")))
+		if nm.StatusCode != http.StatusNotModified || len(body) != 0 {
+			t.Errorf("If-None-Match of the cached page: %d %q", nm.StatusCode, body)
+		}
+		head, body := e.do(t, onEdge, http.MethodHead, target, nil)
+		if head.StatusCode != 200 || len(body) != 0 || head.Header.Get("ETag") != res.Header.Get("ETag") ||
+			head.Header.Get("Link") != res.Header.Get("Link") {
+			t.Errorf("HEAD of the cached page: %d %v", head.StatusCode, head.Header)
+		}
+	})
+
+	t.Run("errors are not kept", func(t *testing.T) {
+		target := "/api/v1/assets?region=ZZZ9"
+		if res, _ := e.get(t, onEdge, target); res.StatusCode != http.StatusBadRequest {
+			t.Fatalf("unknown region: %d", res.StatusCode)
+		}
+		must(t, e.store.PutRegions(ctx, []cdnapi.Region{{Code: "ZZZ9", Name: "Nowhere", Zone: "eu-west", Country: "DE", Status: cdnapi.StatusOperational}}))
+		if res, body := e.get(t, onEdge, target); res.StatusCode != http.StatusOK {
+			t.Errorf("after the region was added: %d %s", res.StatusCode, body)
+		}
+	})
+
+	t.Run("concurrent misses share one answer", func(t *testing.T) {
+		target := "/api/v1/files?limit=3"
+		var wg sync.WaitGroup
+		etags := make([]string, 16)
+		for i := range etags {
+			wg.Go(func() {
+				res, _ := e.serve(t, onAPI, http.MethodGet, target, nil)
+				etags[i] = res.Header.Get("ETag")
+			})
+		}
+		wg.Wait()
+		for _, tag := range etags {
+			if tag == "" || tag != etags[0] {
+				t.Fatalf("ETags of concurrent answers differ: %q", etags)
+			}
+		}
+	})
+}
+
+// TestPageCacheExpires checks that a cached page gives way to the store's
+// rows once its time is up.
+func TestPageCacheExpires(t *testing.T) {
+	e := newEnv(t, func(cfg *Config) { cfg.PageCacheTTL = 20 * time.Millisecond })
+	e.get(t, onAPI, "/api/v1/files?limit=2")
+	must(t, e.store.PutFiles(context.Background(), []cdnapi.File{newerFile("fil_fresh")}))
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, body := e.get(t, onAPI, "/api/v1/files?limit=2"); bytes.Contains(body, []byte("fil_fresh")) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cached page never expired")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// BenchmarkHotPage compares a hot page of GET /api/v1/files?limit=20,
+// served from the page cache and rendered anew, with the same bytes served
+// as a static file by http.FileServer: the cache's aim is to come near the
+// static file.
+func BenchmarkHotPage(b *testing.B) {
+	e := newEnv(b, nil)
+	cfg := Config{Store: e.store, Cursors: e.cursors, Status: health.New(e.store, health.Config{}), OpenAPI: api.JSON()}
+	uncached := NewAPI(cfg)
+	cfg.PageCacheTTL = time.Hour
+	cached := NewAPI(cfg)
+
+	const target = "/api/v1/files?limit=20"
+	rec := httptest.NewRecorder()
+	uncached.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "files.json"), rec.Body.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	static := http.FileServer(http.Dir(dir))
+
+	for _, bc := range []struct {
+		name   string
+		h      http.Handler
+		target string
+	}{
+		{"static-file", static, "/files.json"},
+		{"cached", cached, target},
+		{"uncached", uncached, target},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodGet, bc.target, nil)
+			w := &discardWriter{header: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				clear(w.header)
+				bc.h.ServeHTTP(w, req)
+			}
+			if w.status != http.StatusOK {
+				b.Fatalf("status %d", w.status)
+			}
+		})
+	}
+}
