@@ -56,8 +56,7 @@ func parseArgs(fs *flag.FlagSet, args []string, getenv func(string) string) ([]s
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fs.Usage()
-				return nil, flag.ErrHelp
+				return nil, flag.ErrHelp // flag has printed the usage
 			}
 			return nil, usageError{fmt.Sprintf("%s: %v (see cdnapi %s --help)", fs.Name(), err, fs.Name())}
 		}

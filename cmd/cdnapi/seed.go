@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/demo"
 )
 
@@ -41,7 +42,10 @@ func runSeed(ctx context.Context, env *environment, args []string) error {
 	defer st.Close()
 	start := time.Now()
 	opts := demo.SeedOptions{Project: *project, Files: *files, Assets: *assets, Seed: *seed, Now: end}
-	if err := demo.Seed(ctx, st, opts); err != nil {
+	if err := st.Write(ctx, func(w cdnapi.Writer) error {
+		// One transaction: a seed that is stopped half-way leaves nothing.
+		return demo.Seed(ctx, w, opts)
+	}); err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
 	fmt.Fprintf(env.stdout, "wrote %d regions, %d files and %d assets in %s\n",

@@ -245,7 +245,10 @@ func seedDemoIfEmpty(ctx context.Context, st cdnapi.Store, project string, logge
 		return nil
 	}
 	opts := demo.SeedOptions{Project: project, Files: demoFiles, Assets: demoAssets, Seed: 1, Now: time.Now()}
-	if err := demo.Seed(ctx, st, opts); err != nil {
+	if err := st.Write(ctx, func(w cdnapi.Writer) error {
+		// One transaction: a seed that is stopped half-way leaves nothing.
+		return demo.Seed(ctx, w, opts)
+	}); err != nil {
 		return fmt.Errorf("write demo data: %w", err)
 	}
 	logger.Info("demo data written", "files", demoFiles, "assets", demoAssets)
