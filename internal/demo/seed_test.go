@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"errors"
+	"github.com/cdnapi/cdnapi/internal/teststore"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -12,21 +13,6 @@ import (
 	"github.com/cdnapi/cdnapi/internal/sqlite"
 	"github.com/cdnapi/cdnapi/internal/storetest"
 )
-
-// openStore returns a migrated SQLite store in a temporary directory.
-func openStore(t *testing.T) *sqlite.Store {
-	t.Helper()
-	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cdnapi.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 // walk reads a whole list, a page of the largest size at a time.
 func walk[T any](t *testing.T, list func(after *cdnapi.Position) ([]T, error), position func(T) cdnapi.Position) []T {
@@ -76,7 +62,7 @@ func TestSeedWritesExactlyWhatWasAsked(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			store := openStore(t)
+			store := teststore.SQLite(t)
 			opts := SeedOptions{Project: "acme", Files: tt.files, Assets: tt.assets, Seed: 9, Now: testNow, BatchSize: tt.batchSize}
 			// Seeding twice must leave what seeding once leaves.
 			for range 2 {
@@ -116,7 +102,7 @@ func TestSeedWritesExactlyWhatWasAsked(t *testing.T) {
 }
 
 func TestSeedStopsWhenCanceled(t *testing.T) {
-	store := openStore(t)
+	store := teststore.SQLite(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	err := Seed(ctx, store, SeedOptions{Project: "acme", Files: 10, Assets: 10, Now: testNow})

@@ -3,16 +3,15 @@ package health
 import (
 	"bytes"
 	"context"
+	"github.com/cdnapi/cdnapi/internal/teststore"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
-	"github.com/cdnapi/cdnapi/internal/sqlite"
 )
 
 // testNow is the evaluators' clock in these tests, with a fraction of a
@@ -20,21 +19,6 @@ import (
 var testNow = time.Date(2026, 11, 20, 14, 3, 7, 900_000_000, time.UTC)
 
 func fixedClock() time.Time { return testNow }
-
-// openStore returns a migrated SQLite store in a temporary directory.
-func openStore(t *testing.T) *sqlite.Store {
-	t.Helper()
-	ctx := context.Background()
-	s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cdnapi.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	if err := s.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 // The health checks the HTTP probes run against.
 const (
@@ -172,7 +156,7 @@ func TestEvaluate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			store := openStore(t)
+			store := teststore.SQLite(t)
 			for _, o := range tt.overrides {
 				if err := store.SetComponentOverride(ctx, o); err != nil {
 					t.Fatal(err)
@@ -262,7 +246,7 @@ func statusOf(doc cdnapi.StatusDocument, name string) cdnapi.Status {
 }
 
 func TestDocumentBeforeFirstEvaluation(t *testing.T) {
-	e := New(openStore(t), Config{Region: "Tokyo", Now: fixedClock})
+	e := New(teststore.SQLite(t), Config{Region: "Tokyo", Now: fixedClock})
 	doc := e.Document()
 	checkShape(t, doc, "Tokyo")
 	for _, c := range doc.Components {
@@ -277,7 +261,7 @@ func TestDocumentBeforeFirstEvaluation(t *testing.T) {
 }
 
 func TestSetDrainingRepublishesAtOnce(t *testing.T) {
-	e := New(openStore(t), Config{Now: fixedClock})
+	e := New(teststore.SQLite(t), Config{Now: fixedClock})
 	if got := e.Evaluate(context.Background()); got.Status != cdnapi.StatusOperational {
 		t.Fatalf("overall status %s before draining, want operational", got.Status)
 	}
@@ -298,7 +282,7 @@ func TestSetDrainingRepublishesAtOnce(t *testing.T) {
 // Storage shows the failure.
 func TestKeepsOverridesWhileStoreFails(t *testing.T) {
 	ctx := context.Background()
-	store := openStore(t)
+	store := teststore.SQLite(t)
 	err := store.SetComponentOverride(ctx, cdnapi.ComponentOverride{Name: cdnapi.ComponentUpload, Status: cdnapi.StatusUnderMaintenance})
 	if err != nil {
 		t.Fatal(err)
@@ -323,7 +307,7 @@ func TestKeepsOverridesWhileStoreFails(t *testing.T) {
 // A round cut short by its caller publishes nothing: its failures are the
 // caller's, not the components'.
 func TestCanceledRoundPublishesNothing(t *testing.T) {
-	e := New(openStore(t), Config{Now: fixedClock})
+	e := New(teststore.SQLite(t), Config{Now: fixedClock})
 	before := e.Evaluate(context.Background())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -335,7 +319,7 @@ func TestCanceledRoundPublishesNothing(t *testing.T) {
 
 func TestLogsChangesWithoutSecrets(t *testing.T) {
 	var logs bytes.Buffer
-	e := New(openStore(t), Config{
+	e := New(teststore.SQLite(t), Config{
 		UploadHealthURL: healthServer(t, check500, 0),
 		Logger:          slog.New(slog.NewTextHandler(&logs, nil)),
 		Now:             fixedClock,
@@ -358,7 +342,7 @@ func TestLogsChangesWithoutSecrets(t *testing.T) {
 }
 
 func TestRunEvaluatesUntilCanceled(t *testing.T) {
-	e := New(openStore(t), Config{Interval: time.Millisecond, Now: fixedClock})
+	e := New(teststore.SQLite(t), Config{Interval: time.Millisecond, Now: fixedClock})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -386,7 +370,7 @@ func TestRunEvaluatesUntilCanceled(t *testing.T) {
 // logs nothing; the first evaluation then logs every component once.
 func TestDrainingBeforeFirstEvaluationLogsNothing(t *testing.T) {
 	var logs bytes.Buffer
-	e := New(openStore(t), Config{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Now: fixedClock})
+	e := New(teststore.SQLite(t), Config{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Now: fixedClock})
 	e.SetDraining()
 	if logs.Len() != 0 {
 		t.Errorf("SetDraining before any evaluation logged:\n%s", logs.String())

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/cdnapi/cdnapi/internal/health"
 	"github.com/cdnapi/cdnapi/internal/sqlite"
 	"github.com/cdnapi/cdnapi/internal/storetest"
+	"github.com/cdnapi/cdnapi/internal/teststore"
 )
 
 // The fixture sizes of a test environment. The file count is not a multiple
@@ -79,14 +79,7 @@ func (b *syncBuffer) String() string {
 func newEnv(t testing.TB, tweak func(*Config)) *env {
 	t.Helper()
 	ctx := context.Background()
-	store, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "cdnapi.db"), sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	if err := store.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	store := teststore.SQLite(t)
 	e := &env{store: store, v: apitest.NewValidator(t), logs: &syncBuffer{}, reg: prometheus.NewRegistry()}
 	e.metrics = NewMetrics(e.reg)
 	e.logger = slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -3,58 +3,22 @@ package ingest
 import (
 	"context"
 	"encoding/json"
+	"github.com/cdnapi/cdnapi/internal/teststore"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/pgtest"
-	"github.com/cdnapi/cdnapi/internal/postgres"
-	"github.com/cdnapi/cdnapi/internal/sqlite"
 	"github.com/cdnapi/cdnapi/internal/storetest"
 )
 
 // The tests share one throwaway PostgreSQL cluster, a schema each.
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-// engine opens a fresh, migrated store of one kind, closed when t ends.
-type engine struct {
-	name string
-	open func(t testing.TB) cdnapi.Store
-}
-
-var engines = []engine{
-	{"sqlite", func(t testing.TB) cdnapi.Store {
-		t.Helper()
-		ctx := context.Background()
-		s, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "ingest.db"), sqlite.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		if err := s.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}},
-	{"postgres", func(t testing.TB) cdnapi.Store {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		s, err := postgres.Open(ctx, pgtest.NewSchema(t), postgres.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		if err := s.Migrate(ctx); err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}},
-}
+// engines are the engines every ingest behaviour must hold on.
+var engines = teststore.Engines
 
 // testProjects are the projects whose files a snapshot holds: the tests
 // write files into no others.

@@ -5,11 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/cdnapi/cdnapi/internal/teststore"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -20,46 +20,18 @@ import (
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/httpapi"
 	"github.com/cdnapi/cdnapi/internal/pgtest"
-	"github.com/cdnapi/cdnapi/internal/postgres"
 	"github.com/cdnapi/cdnapi/internal/retention"
-	"github.com/cdnapi/cdnapi/internal/sqlite"
 	"github.com/cdnapi/cdnapi/internal/storetest"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
-var engines = []struct {
-	name string
-	open func(t *testing.T) cdnapi.Store
-}{
-	{"sqlite", func(t *testing.T) cdnapi.Store {
-		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "retention.db"), sqlite.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		if err := s.Migrate(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}},
-	{"postgres", func(t *testing.T) cdnapi.Store {
-		s, err := postgres.Open(t.Context(), pgtest.NewSchema(t), postgres.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		if err := s.Migrate(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}},
-}
+var engines = teststore.Engines
 
 // openStore returns a fresh store of the engine, holding the fixture
 // regions and assets. The assets spread over the week before
 // storetest.Epoch.
-func openStore(t *testing.T, open func(t *testing.T) cdnapi.Store, n int) (cdnapi.Store, []cdnapi.Asset) {
+func openStore(t *testing.T, open func(tb testing.TB) cdnapi.Store, n int) (cdnapi.Store, []cdnapi.Asset) {
 	t.Helper()
 	st := open(t)
 	regions := storetest.Regions()
@@ -97,9 +69,9 @@ func allAssets(t *testing.T, st cdnapi.Store) []cdnapi.Asset {
 // without a duplicate or a step back in any walk.
 func TestPruneWhileReading(t *testing.T) {
 	for _, e := range engines {
-		t.Run(e.name, func(t *testing.T) {
+		t.Run(e.Name, func(t *testing.T) {
 			t.Parallel()
-			st, assets := openStore(t, e.open, 3000)
+			st, assets := openStore(t, e.Open, 3000)
 			cutoff := storetest.Epoch.Add(-84 * time.Hour) // half of the week
 			var kept []cdnapi.Asset
 			for _, a := range assets {
@@ -203,7 +175,7 @@ func walkAssets(base string) error {
 // A Pruner run deletes what is older than its retention at its clock's now,
 // and logs how much.
 func TestPrunerRunOnce(t *testing.T) {
-	st, assets := openStore(t, engines[0].open, 500)
+	st, assets := openStore(t, engines[0].Open, 500)
 	now := storetest.Epoch.Add(30 * time.Minute)
 	keep := 48 * time.Hour
 	want := 0
@@ -231,7 +203,7 @@ func TestPrunerRunOnce(t *testing.T) {
 
 // Run prunes at once, and returns when its context ends.
 func TestPrunerRunStopsWithContext(t *testing.T) {
-	st, assets := openStore(t, engines[0].open, 100)
+	st, assets := openStore(t, engines[0].Open, 100)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	p := retention.New(st, retention.Config{Retention: time.Nanosecond, Logger: slog.New(slog.DiscardHandler)})
