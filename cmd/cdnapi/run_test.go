@@ -326,6 +326,7 @@ func TestRunFailsClearly(t *testing.T) {
 		{"port in use", []string{"serve", "--db", db, "--api-addr", busy.Addr().String(),
 			"--edge-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"}, nil, false, "address already in use"},
 		{"short secret", []string{"serve", "--db", db, "--cursor-secret", "short"}, nil, true, "16 bytes"},
+		{"bad project", []string{"serve", "--db", db, "--project", "a b"}, nil, true, "--project"},
 		{"bad log format", []string{"serve", "--log-format", "xml"}, nil, true, "log-format"},
 		{"seed negative", []string{"seed", "--db", db, "--files", "-1"}, nil, true, "negative"},
 		{"seed bad now", []string{"seed", "--db", db, "--now", "yesterday"}, nil, true, "RFC 3339"},

@@ -21,6 +21,7 @@ import (
 	"github.com/cdnapi/cdnapi/internal/demo"
 	"github.com/cdnapi/cdnapi/internal/health"
 	"github.com/cdnapi/cdnapi/internal/httpapi"
+	"github.com/cdnapi/cdnapi/internal/ingest"
 	"github.com/cdnapi/cdnapi/internal/retention"
 )
 
@@ -65,6 +66,9 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	logger, err := newLogger(env.stderr, *logFormat, *logLevel)
 	if err != nil {
 		return err
+	}
+	if !ingest.ValidProject(*project) {
+		return usageError{fmt.Sprintf("--project %q: want 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", *project)}
 	}
 	if *pageTTL < 0 || *drainDelay < 0 {
 		return usageError{"--page-cache-ttl and --shutdown-delay must not be negative"}
