@@ -14,7 +14,7 @@ import (
 func EngineNames() []string {
 	names := make([]string, len(engines))
 	for i, e := range engines {
-		names[i] = e.name
+		names[i] = e.Name
 	}
 	return names
 }
@@ -22,8 +22,8 @@ func EngineNames() []string {
 // OpenEngine opens a fresh store of the named engine.
 func OpenEngine(t testing.TB, name string) cdnapi.Store {
 	for _, e := range engines {
-		if e.name == name {
-			return e.open(t)
+		if e.Name == name {
+			return e.Open(t)
 		}
 	}
 	t.Fatalf("no engine %q", name)

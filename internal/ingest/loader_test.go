@@ -24,7 +24,7 @@ func TestLoaderWritesEveryRecord(t *testing.T) {
 		for _, size := range []int{1, 7, 0} {
 			t.Run(fmt.Sprintf("%d records in batches of %d", n, size), func(t *testing.T) {
 				t.Parallel()
-				st := engines[0].open(t)
+				st := engines[0].Open(t)
 				want := storetest.Assets(n, regions, uint64(n))
 				l := newAssetLoader(context.Background(), st, size)
 				for _, a := range want {
@@ -48,7 +48,7 @@ func TestLoaderWritesEveryRecord(t *testing.T) {
 }
 
 func TestLoaderRefusesInvalidRecords(t *testing.T) {
-	st := engines[0].open(t)
+	st := engines[0].Open(t)
 	assets := storetest.Assets(3, []string{"FRA1"}, 1)
 	bad := assets[1]
 	bad.Path = "no-slash"
@@ -71,7 +71,7 @@ func TestLoaderRefusesInvalidRecords(t *testing.T) {
 }
 
 func TestLoaderReportsWriteFailure(t *testing.T) {
-	st := engines[0].open(t)
+	st := engines[0].Open(t)
 	st.Close()
 	l := newAssetLoader(context.Background(), st, 1)
 	var addErr error
@@ -92,7 +92,7 @@ func TestLoaderReportsWriteFailure(t *testing.T) {
 }
 
 func TestLoaderAbortWritesNothingMore(t *testing.T) {
-	st := engines[0].open(t)
+	st := engines[0].Open(t)
 	l := newAssetLoader(context.Background(), st, 10)
 	for _, a := range storetest.Assets(5, []string{"FRA1"}, 1) {
 		if err := l.Add(a); err != nil {
@@ -110,7 +110,7 @@ func TestLoaderAbortWritesNothingMore(t *testing.T) {
 }
 
 func TestLoaderStopsWhenCanceled(t *testing.T) {
-	st := engines[0].open(t)
+	st := engines[0].Open(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	l := newAssetLoader(ctx, st, 2)

@@ -16,9 +16,9 @@ import (
 // report exactly that line, and leave the whole store as it was.
 func TestBadLinesLeaveStoreUnchanged(t *testing.T) {
 	for _, e := range engines {
-		t.Run(e.name, func(t *testing.T) {
+		t.Run(e.Name, func(t *testing.T) {
 			t.Parallel()
-			st := e.open(t)
+			st := e.Open(t)
 			mustRun(t, st, Regions, strings.Replace(goodRegion, "TST1", "FRA1", 1)+"\n")
 			mustRun(t, st, Assets, strings.Replace(goodAsset, "Good1", "Old1", 1)+"\n")
 			mustRun(t, st, Files, strings.Replace(goodFile, "Good1", "Old1", 1)+"\n")
@@ -66,9 +66,9 @@ func TestIngestIsIdempotent(t *testing.T) {
 		{Assets, ndjson(t, assets, assetShape), int64(len(assets))},
 	}
 	for _, e := range engines {
-		t.Run(e.name, func(t *testing.T) {
+		t.Run(e.Name, func(t *testing.T) {
 			t.Parallel()
-			st := e.open(t)
+			st := e.Open(t)
 			var first snapshot
 			for round := range 2 {
 				for _, in := range inputs {
@@ -101,7 +101,7 @@ func TestIngestIsIdempotent(t *testing.T) {
 // With SkipInvalid, the valid lines are committed and the invalid ones go,
 // byte for byte, to Rejects: also a line too long for the reader's buffer.
 func TestSkipInvalidKeepsRejects(t *testing.T) {
-	st := engines[0].open(t)
+	st := engines[0].Open(t)
 	mustRun(t, st, Regions, strings.Replace(goodRegion, "TST1", "FRA1", 1)+"\n")
 	huge := spoil(goodAsset, "/static/app.js", "/"+strings.Repeat("a", 3<<20))
 	lines := []string{
@@ -147,7 +147,7 @@ func TestSkipInvalidKeepsRejects(t *testing.T) {
 
 // A canceled ingest writes nothing, whatever it had sent to the store.
 func TestCanceledIngestWritesNothing(t *testing.T) {
-	st := engines[0].open(t)
+	st := engines[0].Open(t)
 	mustRun(t, st, Regions, ndjson(t, storetest.Regions(), regionShape))
 	input := ndjson(t, storetest.Assets(5*testBatch, storetest.RegionCodes(storetest.Regions()), 1), assetShape)
 	ctx, cancel := context.WithCancel(context.Background())
