@@ -32,7 +32,8 @@ func (s *Store) Write(ctx context.Context, fn func(w cdnapi.Writer) error) error
 	if err != nil {
 		return fmt.Errorf("postgres: write: begin: %w", err)
 	}
-	w := &txWriter{tx: tx, staged: make(map[string]bool)}
+	w := &txWriter{tx: tx, staged: make(map[string]bool), conflicted: make(map[string]bool),
+		directLeft: maxDirectCopies}
 	defer func() {
 		w.end()
 		// A no-op after the commit; after an error or a panic in fn it
@@ -87,6 +88,11 @@ type txWriter struct {
 	tx     pgx.Tx
 	done   bool            // set when Write ends; nothing more may run
 	staged map[string]bool // the staging tables created in tx
+	// directLeft is how many more savepoints copyDirect may open in tx.
+	directLeft int
+	// conflicted holds the tables where a batch of tx met a key that was
+	// already there.
+	conflicted map[string]bool
 }
 
 // end marks w done once no write is running.
