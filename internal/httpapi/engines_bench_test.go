@@ -45,10 +45,11 @@ type engineStore interface {
 // test binary (also under -count, which calls the benchmark again): seeding
 // a million files takes far longer than measuring them.
 type engineDB struct {
-	once sync.Once
-	open func(ctx context.Context) (engineStore, error) // a new store on the data
-	deep cdnapi.Position                                // the row 90% of the way down the list
-	err  error
+	once  sync.Once
+	open  func(ctx context.Context) (engineStore, error) // a new store on the data
+	deep  cdnapi.Position                                // the row 90% of the way down the list
+	page2 cdnapi.Position                                // the 20th row: page 2 continues after it
+	err   error
 }
 
 var engineData struct {
@@ -58,8 +59,8 @@ var engineData struct {
 
 // BenchmarkEngines measures GET /api/v1/files?limit=20 through the whole API
 // handler, as BenchmarkFilesPage does, on SQLite and on PostgreSQL holding
-// the same files: the first page, and the page after the row 90% of the way
-// down the list. With CDNAPI_BENCH_FILES=1000000 these are the figures of a
+// the same files: the first page, the second, and the page after the row
+// 90% of the way down the list. With CDNAPI_BENCH_FILES=1000000 these are the figures of a
 // page 900,000 rows deep in a million files, both engines in one run. It
 // reports the median and 99th percentile latency of one request beside the
 // mean.
@@ -89,14 +90,22 @@ func BenchmarkEngines(b *testing.B) {
 				if e.build(b, e.db); e.db.err == nil {
 					e.db.deep, e.db.err = walkTo(e.db, depth)
 				}
+				if e.db.err == nil {
+					e.db.page2, e.db.err = walkTo(e.db, 20)
+				}
 			})
 			if e.db.err != nil {
 				b.Fatalf("building the %s data: %v", e.name, e.db.err)
 			}
 			h, cursors := engineAPI(b, e.db)
 			deep := cursors.Encode(cdnapi.ListFiles, DefaultProject, e.db.deep)
+			page2 := cursors.Encode(cdnapi.ListFiles, DefaultProject, e.db.page2)
 			for _, page := range []struct{ name, target string }{
 				{"page1", "/api/v1/files?limit=20"},
+				// Page 2 is the shallowest page with a cursor: set beside
+				// the deep page, it shows what depth costs, apart from
+				// what a cursor costs.
+				{"page2", "/api/v1/files?limit=20&cursor=" + page2},
 				{"deep", "/api/v1/files?limit=20&cursor=" + deep},
 			} {
 				b.Run(page.name, func(b *testing.B) { measurePage(b, h, page.target) })
