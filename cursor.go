@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -72,6 +73,11 @@ func (c *CursorCodec) Encode(list List, filter string, p Position) string {
 func (c *CursorCodec) Decode(list List, filter, s string) (Position, error) {
 	invalid := Errorf(CodeCursorInvalid, "cursor",
 		"cursor is not valid for this list; use the next_cursor of a previous response to the same request")
+	// The decoder skips line breaks; a cursor has none, so that it has one
+	// spelling only.
+	if strings.ContainsAny(s, "\r\n") {
+		return Position{}, invalid
+	}
 	raw, err := cursorEncoding.DecodeString(s)
 	if err != nil || len(raw) < 2+sha256.Size {
 		return Position{}, invalid

@@ -66,6 +66,8 @@ func TestCursorRefused(t *testing.T) {
 		{"padded", c, cdnapi.ListFiles, "default", valid + "="},
 		{"truncated", c, cdnapi.ListFiles, "default", valid[:len(valid)-4]},
 		{"extended", c, cdnapi.ListFiles, "default", valid + "AA"},
+		{"line break", c, cdnapi.ListFiles, "default", valid[:10] + "\n" + valid[10:]},
+		{"carriage return", c, cdnapi.ListFiles, "default", valid[:10] + "\r" + valid[10:]},
 		{"other list", c, cdnapi.ListAssets, "default", valid},
 		{"other filter", c, cdnapi.ListFiles, "other", valid},
 		{"other key", other, cdnapi.ListFiles, "default", valid},
