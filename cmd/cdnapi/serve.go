@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -96,16 +93,9 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		pruner = retention.New(st, retention.Config{Retention: *keepAssets, Interval: *pruneEvery, Logger: logger})
 	}
 
-	// Listen on every address before serving any, so that a port in use
-	// ends the program at once with one clear line.
-	var listeners [3]net.Listener
-	for i, addr := range []string{*apiAddr, *edgeAddr, *adminAddr} {
-		if listeners[i], err = net.Listen("tcp", addr); err != nil {
-			for _, l := range listeners[:i] {
-				l.Close()
-			}
-			return fmt.Errorf("listen on %s: %w", addr, errors.Unwrap(err))
-		}
+	ls := []*listener{{name: "api", addr: *apiAddr}, {name: "edge", addr: *edgeAddr}, {name: "admin", addr: *adminAddr}}
+	if err := listenAll(ls); err != nil {
+		return err
 	}
 
 	status := health.New(st, health.Config{
@@ -133,13 +123,11 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		CORSOrigins:  strings.Split(*origins, ","),
 		OpenAPI:      api.JSON(),
 	}
-	servers := []*http.Server{
-		newServer(httpapi.NewAPI(cfg), logger),
-		newServer(httpapi.NewEdge(cfg), logger),
-		newServer(httpapi.NewAdmin(httpapi.AdminConfig{
-			Store: st, Gatherer: registry, Logger: logger, Metrics: metrics, Draining: draining.Load,
-		}), logger),
-	}
+	ls[0].srv = newServer(httpapi.NewAPI(cfg), logger)
+	ls[1].srv = newServer(httpapi.NewEdge(cfg), logger)
+	ls[2].srv = newServer(httpapi.NewAdmin(httpapi.AdminConfig{
+		Store: st, Gatherer: registry, Logger: logger, Metrics: metrics, Draining: draining.Load,
+	}), logger)
 
 	evalCtx, stopEval := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopEval()
@@ -157,63 +145,21 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		pruning.Go(func() { pruner.Run(pruneCtx) })
 	}
 
-	errc := make(chan error, len(servers))
-	for i, srv := range servers {
-		logger.Info("listening", "listener", []string{"api", "edge", "admin"}[i], "addr", listeners[i].Addr().String())
-		go func() {
-			if err := srv.Serve(listeners[i]); !errors.Is(err, http.ErrServerClosed) {
-				errc <- err
-			}
-		}()
-	}
-
-	select {
-	case <-ctx.Done():
-		logger.Info("shutting down", "timeout", drain.String())
-	case err = <-errc:
-		logger.Error("listener failed", "err", err)
-	}
-	// Report maintenance and fail /readyz while draining, so that load
-	// balancers take the replica out before its connections close.
-	draining.Store(true)
-	status.SetDraining()
-	stopPruning()
-	if err == nil && *drainDelay > 0 {
-		logger.Info("draining: /readyz fails; listeners close after the delay", "delay", drainDelay.String())
-		select {
-		case <-time.After(*drainDelay):
-		case err = <-errc:
-		}
-	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *drain)
-	defer cancel()
-	var wg sync.WaitGroup
-	for _, srv := range servers {
-		wg.Go(func() {
-			if e := srv.Shutdown(shutdownCtx); e != nil {
-				srv.Close()
-			}
-		})
-	}
-	wg.Wait()
+	err = serveUntilDone(ctx, logger, ls, drainPolicy{
+		begin: func() {
+			// Report maintenance and fail /readyz while draining, so that
+			// load balancers take the process out before it closes.
+			draining.Store(true)
+			status.SetDraining()
+			stopPruning()
+		},
+		delay:   *drainDelay,
+		timeout: *drain,
+	})
 	stopEval()
 	pruning.Wait()
 	logger.Info("stopped")
 	return err
-}
-
-// newServer returns an http.Server with every timeout set, so that slow or
-// idle clients cannot hold connections and goroutines forever.
-func newServer(h http.Handler, logger *slog.Logger) *http.Server {
-	return &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    32 << 10,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
 }
 
 // cursorCodec returns the codec for the configured secret, or for the one

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// listener is one address of serve and the server that answers on it.
+type listener struct {
+	name string // api, edge or admin: the "listener" of the logs
+	addr string
+	srv  *http.Server
+	l    net.Listener
+}
+
+// listenAll binds every address before anything is served, so that a port
+// in use ends the program at once with one clear line.
+func listenAll(ls []*listener) error {
+	for i, l := range ls {
+		var err error
+		if l.l, err = net.Listen("tcp", l.addr); err != nil {
+			for _, bound := range ls[:i] {
+				bound.l.Close()
+			}
+			return fmt.Errorf("listen on %s: %w", l.addr, errors.Unwrap(err))
+		}
+	}
+	return nil
+}
+
+// drainPolicy says how serve stops.
+type drainPolicy struct {
+	// begin runs as soon as shutdown begins: it makes the process report
+	// that it is draining (/readyz fails, the status shows maintenance).
+	begin func()
+	// delay keeps serving that long after begin, so that load balancers
+	// notice before the listeners close.
+	delay time.Duration
+	// timeout bounds how long the requests in flight may take to finish.
+	timeout time.Duration
+}
+
+// serveUntilDone serves every listener until ctx ends or one of them fails,
+// then drains: begin, the delay, and a graceful Shutdown of every server
+// within the timeout, closing the connections still open after it. It
+// returns the failure of a listener, if one failed.
+func serveUntilDone(ctx context.Context, logger *slog.Logger, ls []*listener, p drainPolicy) error {
+	errc := make(chan error, len(ls))
+	for _, l := range ls {
+		logger.Info("listening", "listener", l.name, "addr", l.l.Addr().String())
+		go func() {
+			if err := l.srv.Serve(l.l); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("%s listener: %w", l.name, err)
+			}
+		}()
+	}
+
+	var err error
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down", "timeout", p.timeout.String())
+	case err = <-errc:
+		logger.Error("listener failed", "err", err)
+	}
+	p.begin()
+	if err == nil && p.delay > 0 {
+		logger.Info("draining: /readyz fails; listeners close after the delay", "delay", p.delay.String())
+		select {
+		case <-time.After(p.delay):
+		case err = <-errc:
+		}
+	}
+
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.timeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, l := range ls {
+		wg.Go(func() {
+			if l.srv.Shutdown(shutdownCtx) != nil {
+				l.srv.Close() // the timeout passed: cut what is left
+			}
+		})
+	}
+	wg.Wait()
+	return err
+}
+
+// newServer returns an http.Server with every timeout set, so that slow or
+// idle clients cannot hold connections and goroutines forever.
+func newServer(h http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    32 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+}
