@@ -57,13 +57,13 @@ var engineData struct {
 	sqliteDir        string // removed by TestMain
 }
 
-// BenchmarkEngines measures GET /api/v1/files?limit=20 through the whole API
-// handler, as BenchmarkFilesPage does, on SQLite and on PostgreSQL holding
-// the same files: the first page, the second, and the page after the row
-// 90% of the way down the list. With CDNAPI_BENCH_FILES=1000000 these are the figures of a
-// page 900,000 rows deep in a million files, both engines in one run. It
-// reports the median and 99th percentile latency of one request beside the
-// mean.
+// BenchmarkEngines measures GET /api/v1/files?limit=20 through the whole
+// API handler (middleware, query parsing, the store, encoding and the ETag),
+// on SQLite and on PostgreSQL holding the same files: the first page, the
+// second, and the page after the row 90% of the way down the list. With
+// CDNAPI_BENCH_FILES=1000000 these are the figures of a page 900,000 rows
+// deep in a million files, both engines in one run. It reports the median
+// and 99th percentile latency of one request beside the mean.
 //
 // PostgreSQL is the shared throwaway cluster of pgtest, on loopback TCP,
 // with fsync off; reads do not notice. Without PostgreSQL its half skips,
