@@ -18,6 +18,7 @@ const defaultDSN = "sqlite:cdnapi.db"
 // store is a cdnapi.Store that can also bring its schema up to date.
 type store interface {
 	cdnapi.Store
+	cdnapi.KeyStore
 	// Migrate applies the migrations the database lacks. It refuses a
 	// database whose schema is newer than this binary.
 	Migrate(ctx context.Context) error
