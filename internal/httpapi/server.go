@@ -17,7 +17,7 @@
 //	handler           parses the query, asks the store, writes the answer
 //
 // Every error a client sees goes through WriteError, and every success through
-// one writer of representations (etag.go) that handles ETag, 304, gzip and
+// one writer of representations (representation.go) that handles ETag, 304, gzip and
 // HEAD alike for every endpoint.
 package httpapi
 
