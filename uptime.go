@@ -1,6 +1,9 @@
 package cdnapi
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // The windows of the uptime figures. History older than the longest is
 // pruned.
@@ -105,4 +108,34 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
+}
+
+// UptimeSource is the part of a StatusHistory that ReadUptime reads.
+type UptimeSource interface {
+	StatusChanges(ctx context.Context, kind SubjectKind, since time.Time, limit int) ([]StatusChange, error)
+	IncidentsSince(ctx context.Context, since time.Time) ([]Incident, error)
+}
+
+// ReadUptime reads the history of the last UptimeLongWindow and computes
+// the uptime of every component at now. since is the time of the first
+// recorded component status, from which uptime is measured; it is zero,
+// and every figure -1, when nothing has been recorded.
+func ReadUptime(ctx context.Context, src UptimeSource, now time.Time) (since time.Time, uptime []Uptime, err error) {
+	first, err := src.StatusChanges(ctx, SubjectComponent, time.Time{}, 1)
+	if err != nil {
+		return time.Time{}, nil, err
+	}
+	incidents, err := src.IncidentsSince(ctx, now.Add(-UptimeLongWindow))
+	if err != nil {
+		return time.Time{}, nil, err
+	}
+	since = now // nothing recorded: nothing measured
+	if len(first) > 0 {
+		since = first[0].At
+	}
+	uptime = ComputeUptime(incidents, since, now)
+	if len(first) == 0 {
+		since = time.Time{}
+	}
+	return since, uptime, nil
 }
