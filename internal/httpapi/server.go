@@ -44,8 +44,12 @@ type Config struct {
 	// Project is the default project, whose files are listed when the
 	// request does not name one through WithProject. Default "default".
 	Project string
-	// Logger receives the access log and the errors. Default: discard.
+	// Logger receives the errors. Default: discard.
 	Logger *slog.Logger
+	// AccessLog receives one line per request. Default: Logger. Give it a
+	// logger that writes through a buffer (internal/logbuf), so that
+	// logging does not cost a write system call per request.
+	AccessLog *slog.Logger
 	// Metrics records every request. Nil records nothing.
 	Metrics *Metrics
 	// StoreTimeout bounds the store work of one request; past it the answer
@@ -89,6 +93,9 @@ func (cfg Config) withDefaults() Config {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.AccessLog == nil {
+		cfg.AccessLog = cfg.Logger
+	}
 	if cfg.StoreTimeout <= 0 {
 		cfg.StoreTimeout = DefaultStoreTimeout
 	}
@@ -131,7 +138,7 @@ func NewEdge(cfg Config) http.Handler {
 func public(listener string, cfg Config, mux http.Handler) http.Handler {
 	h := refuseUncleanPaths(mux)
 	h = recoverPanics(h)
-	h = logRequests(slog.LevelInfo, cfg.Metrics, h)
+	h = logRequests(cfg.AccessLog, slog.LevelInfo, cfg.Metrics, h)
 	return withRequest(listener, cfg.Logger, newCORSPolicy(cfg.CORSOrigins), h)
 }
 
