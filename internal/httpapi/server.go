@@ -38,6 +38,9 @@ type Config struct {
 	Cursors *cdnapi.CursorCodec
 	// Status provides the status document from memory (API listener only).
 	Status StatusSource
+	// History reads the status history: incidents and uptime (API listener
+	// only). Without it, those endpoints are not served.
+	History History
 	// Project is the default project, whose files are listed when the
 	// request does not name one through WithProject. Default "default".
 	Project string
