@@ -103,6 +103,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		Interval:               *interval,
 		UploadHealthURL:        *uploadURL,
 		VirusScanningHealthURL: *virusURL,
+		History:                st,
 		Logger:                 logger,
 	})
 	status.Evaluate(ctx)
@@ -115,6 +116,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		Store:        st,
 		Cursors:      codec,
 		Status:       status,
+		History:      st,
 		Project:      *project,
 		Logger:       logger,
 		Metrics:      metrics,

@@ -18,6 +18,10 @@ func addAPIRoutes(rt *router, cfg Config) {
 	cache := newPageCache(cfg.PageCacheTTL)
 	rt.resource("/api/v1/files", cache.handler(cfg, "/api/v1/files", renderFiles(cfg)))
 	rt.resource("/api/v1/status", handleStatus(cfg.Status))
+	if cfg.History != nil {
+		rt.resource(pathIncidents, serveRendered(renderIncidents(cfg)))
+		rt.resource(pathUptime, serveRendered(renderUptime(cfg)))
+	}
 	rt.resource("/api/v1/openapi.json", handleOpenAPI(cfg.OpenAPI))
 	rt.resource("/{$}", handlePage("cdnapi", indexBody))
 	rt.resource("/docs", handlePage("cdnapi documentation", docsBody))
@@ -36,6 +40,7 @@ func addEdgeRoutes(rt *router, cfg Config) {
 
 	rt.missing("/api/v1/files", "files are served on the API address, not on the edge address")
 	rt.missing("/api/v1/status", "the status is served on the API address, not on the edge address")
+	rt.missing("/api/v1/status/", "the status is served on the API address, not on the edge address")
 	rt.missing("/docs", "the documentation is served on the API address, not on the edge address")
 	rt.missing("/", errNoSuchPath.Message)
 }

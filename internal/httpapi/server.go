@@ -38,11 +38,18 @@ type Config struct {
 	Cursors *cdnapi.CursorCodec
 	// Status provides the status document from memory (API listener only).
 	Status StatusSource
+	// History reads the status history: incidents and uptime (API listener
+	// only). Without it, those endpoints are not served.
+	History History
 	// Project is the default project, whose files are listed when the
 	// request does not name one through WithProject. Default "default".
 	Project string
-	// Logger receives the access log and the errors. Default: discard.
+	// Logger receives the errors. Default: discard.
 	Logger *slog.Logger
+	// AccessLog receives one line per request. Default: Logger. Give it a
+	// logger that writes through a buffer (internal/logbuf), so that
+	// logging does not cost a write system call per request.
+	AccessLog *slog.Logger
 	// Metrics records every request. Nil records nothing.
 	Metrics *Metrics
 	// StoreTimeout bounds the store work of one request; past it the answer
@@ -86,6 +93,9 @@ func (cfg Config) withDefaults() Config {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.AccessLog == nil {
+		cfg.AccessLog = cfg.Logger
+	}
 	if cfg.StoreTimeout <= 0 {
 		cfg.StoreTimeout = DefaultStoreTimeout
 	}
@@ -128,7 +138,7 @@ func NewEdge(cfg Config) http.Handler {
 func public(listener string, cfg Config, mux http.Handler) http.Handler {
 	h := refuseUncleanPaths(mux)
 	h = recoverPanics(h)
-	h = logRequests(slog.LevelInfo, cfg.Metrics, h)
+	h = logRequests(cfg.AccessLog, slog.LevelInfo, cfg.Metrics, h)
 	return withRequest(listener, cfg.Logger, newCORSPolicy(cfg.CORSOrigins), h)
 }
 
