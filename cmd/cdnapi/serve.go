@@ -57,6 +57,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		logLevel     = fs.String("log-level", "info", "log level: debug, info, warn or error")
 	)
 	db := addStoreFlags(fs, true)
+	access := addGuardFlags(fs)
 	if err := parseFlags(fs, args, env.getenv); err != nil {
 		return err
 	}
@@ -88,6 +89,12 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	guard, err := access.build(ctx, st, logger)
+	if err != nil {
+		return err
+	}
+	stopGuard := guard.start(ctx)
+	defer stopGuard()
 	var pruner *retention.Pruner // nil: keep every asset
 	if *keepAssets > 0 {
 		pruner = retention.New(st, retention.Config{Retention: *keepAssets, Interval: *pruneEvery, Logger: logger})
@@ -124,6 +131,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		PageCacheTTL: *pageTTL,
 		CORSOrigins:  strings.Split(*origins, ","),
 		OpenAPI:      api.JSON(),
+		Guard:        guard.wrap,
 	}
 	ls[0].srv = newServer(httpapi.NewAPI(cfg), logger)
 	ls[1].srv = newServer(httpapi.NewEdge(cfg), logger)
