@@ -9,7 +9,7 @@ import (
 	"github.com/cdnapi/cdnapi"
 )
 
-// The JSON shapes of the items. Each has the fields of its domain type, in
+// The JSON shapes of the API's items, for decoding and MarshalJSON. Each has the fields of its domain type, in
 // the same order and of the same types, so that a conversion such as
 // cdnapi.File(f) copies it without a field-by-field mapping (Go ignores
 // struct tags in conversions). File's Project is not in the API's output.
@@ -49,6 +49,28 @@ type (
 		UpdatedAt  time.Time       `json:"updated_at"`
 	}
 )
+
+// MarshalJSON returns item as the API shows it: the JSON of one item of a
+// list, or of the status document. A File's Project is left out, as the API
+// leaves it out; cdnapi ingest reads the items back.
+func MarshalJSON[T cdnapi.File | cdnapi.Asset | cdnapi.Region | cdnapi.StatusDocument](item T) ([]byte, error) {
+	switch v := any(item).(type) {
+	case cdnapi.File:
+		return json.Marshal(fileJSON(v))
+	case cdnapi.Asset:
+		return json.Marshal(assetJSON(v))
+	case cdnapi.Region:
+		return json.Marshal(regionJSON(v))
+	case cdnapi.StatusDocument:
+		s := statusJSON{Status: v.Status, Version: v.Version, Region: v.Region, UpdatedAt: v.UpdatedAt,
+			Components: make([]componentJSON, len(v.Components))}
+		for i, c := range v.Components {
+			s.Components[i] = componentJSON(c)
+		}
+		return json.Marshal(s)
+	}
+	panic("unreachable: T is one of the types above")
+}
 
 // listJSON is the list envelope of every list.
 type listJSON[W any] struct {
