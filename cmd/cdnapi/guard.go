@@ -34,7 +34,7 @@ func addGuardFlags(fs *flag.FlagSet) guardFlags {
 // guard is the wired guard of the public listeners and what runs beside it.
 type guard struct {
 	wrap       func(route string, next http.Handler) http.Handler // Config.Guard; nil when off
-	background []func(ctx context.Context)                       // run until shutdown
+	background []func(ctx context.Context)                        // run until shutdown
 }
 
 // build checks the flags and wires the key verifier, the limiter and the

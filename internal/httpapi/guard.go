@@ -136,4 +136,3 @@ func setRateHeaders(h http.Header, d cdnapi.RateDecision) {
 func ceilSeconds(d time.Duration) int {
 	return int(math.Ceil(d.Seconds()))
 }
-
