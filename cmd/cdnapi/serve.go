@@ -113,17 +113,19 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := httpapi.NewMetrics(registry)
 	cfg := httpapi.Config{
-		Store:        st,
-		Cursors:      codec,
-		Status:       status,
-		History:      st,
-		Project:      *project,
-		Logger:       logger,
-		Metrics:      metrics,
-		StoreTimeout: *storeTimeout,
-		PageCacheTTL: *pageTTL,
-		CORSOrigins:  strings.Split(*origins, ","),
-		OpenAPI:      api.JSON(),
+		Store:   st,
+		Cursors: codec,
+		Status:  status,
+		History: st,
+		// The status page refreshes as often as the statuses change.
+		StatusRefresh: *interval,
+		Project:       *project,
+		Logger:        logger,
+		Metrics:       metrics,
+		StoreTimeout:  *storeTimeout,
+		PageCacheTTL:  *pageTTL,
+		CORSOrigins:   strings.Split(*origins, ","),
+		OpenAPI:       api.JSON(),
 	}
 	ls[0].srv = newServer(httpapi.NewAPI(cfg), logger)
 	ls[1].srv = newServer(httpapi.NewEdge(cfg), logger)
