@@ -36,6 +36,7 @@ type serveConfig struct {
 	pruneInterval                time.Duration
 	logFormat, logLevel          string
 	db                           storeFlags
+	guard                        guardFlags
 }
 
 // parseServeConfig parses serve's arguments and checks the values.
@@ -62,6 +63,7 @@ func parseServeConfig(env *environment, args []string) (serveConfig, error) {
 	fs.StringVar(&c.logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	c.db = addStoreFlags(fs, true)
+	c.guard = addGuardFlags(fs)
 	if err := parseFlags(fs, args, env.getenv); err != nil {
 		return c, err
 	}

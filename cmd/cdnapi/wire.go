@@ -33,8 +33,9 @@ type service struct {
 	listeners listeners
 	status    *health.Evaluator
 	pruner    *retention.Pruner // nil: keep every asset
-	draining  *atomic.Bool      // read by /readyz
-	drain     drainPolicy       // begin is set by run
+	guard     *guard
+	draining  *atomic.Bool // read by /readyz
+	drain     drainPolicy  // begin is set by run
 }
 
 // wireServe builds everything serve runs from cfg and the open store, and
@@ -49,7 +50,12 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger *slog.Logg
 	if err != nil {
 		return nil, err
 	}
+	guard, err := cfg.guard.build(ctx, st, logger)
+	if err != nil {
+		return nil, err
+	}
 	svc := &service{
+		guard:    guard,
 		logger:   logger,
 		draining: new(atomic.Bool),
 		drain:    drainPolicy{delay: cfg.shutdownDelay, timeout: cfg.shutdownTimeout},
@@ -71,6 +77,7 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger *slog.Logg
 		Interval:               cfg.statusInterval,
 		UploadHealthURL:        cfg.uploadHealthURL,
 		VirusScanningHealthURL: cfg.virusScanningHealthURL,
+		History:                st,
 		Logger:                 logger,
 	})
 	svc.status.Evaluate(ctx)
@@ -79,16 +86,20 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger *slog.Logg
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics := httpapi.NewMetrics(registry)
 	httpCfg := httpapi.Config{
-		Store:        st,
-		Cursors:      codec,
-		Status:       svc.status,
-		Project:      cfg.project,
-		Logger:       logger,
-		Metrics:      metrics,
-		StoreTimeout: cfg.storeTimeout,
-		PageCacheTTL: cfg.pageCacheTTL,
-		CORSOrigins:  strings.Split(cfg.corsOrigins, ","),
-		OpenAPI:      api.JSON(),
+		Store:   st,
+		Cursors: codec,
+		Status:  svc.status,
+		History: st,
+		// The status page refreshes as often as the statuses change.
+		StatusRefresh: cfg.statusInterval,
+		Project:       cfg.project,
+		Logger:        logger,
+		Metrics:       metrics,
+		StoreTimeout:  cfg.storeTimeout,
+		PageCacheTTL:  cfg.pageCacheTTL,
+		CORSOrigins:   strings.Split(cfg.corsOrigins, ","),
+		OpenAPI:       api.JSON(),
+		Guard:         guard.wrap,
 	}
 	svc.listeners.api.srv = newServer(httpapi.NewAPI(httpCfg), logger)
 	svc.listeners.edge.srv = newServer(httpapi.NewEdge(httpCfg), logger)
@@ -98,9 +109,12 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger *slog.Logg
 	return svc, nil
 }
 
-// run starts the status evaluator and the pruner, serves until ctx ends or
-// a listener fails, then drains, and returns once all has stopped.
+// run starts the guard's background work, the status evaluator and the
+// pruner, serves until ctx ends or a listener fails, then drains, and
+// returns once all has stopped.
 func (svc *service) run(ctx context.Context) error {
+	stopGuard := svc.guard.start(ctx)
+	defer stopGuard()
 	evalCtx, stopEval := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopEval()
 	go svc.status.Run(evalCtx)
