@@ -38,6 +38,13 @@ type Config struct {
 	Cursors *cdnapi.CursorCodec
 	// Status provides the status document from memory (API listener only).
 	Status StatusSource
+	// History reads the status history: incidents and uptime (API listener
+	// only). Without it, those endpoints are not served, and the status
+	// page shows the live states only.
+	History History
+	// StatusRefresh is how often the status page refreshes itself in the
+	// browser. Default DefaultStatusRefresh.
+	StatusRefresh time.Duration
 	// Project is the default project, whose files are listed when the
 	// request does not name one through WithProject. Default "default".
 	Project string
@@ -98,6 +105,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if len(cfg.CORSOrigins) == 0 {
 		cfg.CORSOrigins = []string{"*"}
+	}
+	if cfg.StatusRefresh <= 0 {
+		cfg.StatusRefresh = DefaultStatusRefresh
 	}
 	if cfg.Guard == nil {
 		cfg.Guard = func(_ string, next http.Handler) http.Handler { return next }
