@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cdnapi/cdnapi/internal/ingest"
+	"github.com/cdnapi/cdnapi/internal/logbuf"
 	"github.com/cdnapi/cdnapi/internal/retention"
 )
 
@@ -100,12 +101,18 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The access log goes through a buffer, written out when full, every
+	// second and when serve stops: one write per request would cost more
+	// than the hot page itself.
+	accessBuf := logbuf.New(env.stderr, logbuf.DefaultSize, logbuf.DefaultInterval)
+	defer accessBuf.Close()
+	accessLog, _ := newLogger(accessBuf, cfg.logFormat, cfg.logLevel) // checked just above
 	st, err := cfg.db.openMigrated(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	svc, err := wireServe(ctx, cfg, st, logger)
+	svc, err := wireServe(ctx, cfg, st, logger, accessLog)
 	if err != nil {
 		return err
 	}
