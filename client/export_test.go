@@ -15,3 +15,9 @@ func GetFiles(ctx context.Context, c *Client, url string) (Page[cdnapi.File], er
 
 // ErrorOf is newError, for the one error no GET can cause: 405.
 func ErrorOf(res *http.Response, body []byte) *Error { return newError(res, body) }
+
+// DecodeFiles and DecodeAssets decode a page's body, for the benchmarks.
+var (
+	DecodeFiles  = decodeFiles
+	DecodeAssets = decodeAssets
+)

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"iter"
 
 	"github.com/cdnapi/cdnapi"
@@ -56,7 +57,15 @@ func walk[T any](ctx context.Context, cursor string, list func(cursor string) (P
 			if !page.HasMore {
 				return
 			}
+			if page.NextCursor == cursor {
+				// The same page again: following it would repeat items
+				// for ever.
+				yield(zero, errSameCursor)
+				return
+			}
 			cursor = page.NextCursor
 		}
 	}
 }
+
+var errSameCursor = errors.New("client: the server gave the cursor of the page as its next_cursor")

@@ -119,7 +119,7 @@ func fetch[T any](ctx context.Context, c *Client, url string, cd codec[T]) (v T,
 	if v, err = cd.decode(body); err != nil {
 		return v, -1, fmt.Errorf("client: GET %s: %w", url, err)
 	}
-	if etag := res.Header.Get("ETag"); etag != "" {
+	if etag := res.Header.Get("ETag"); etag != "" && c.cache != nil {
 		c.cache.put(url, etag, cd.clone(v))
 	}
 	return v, 0, nil

@@ -378,7 +378,7 @@ func TestAccessLogAndMetrics(t *testing.T) {
 		{"request_id": "log-test-2", "listener": "edge", "method": "GET", "route": "/", "status": 404.0,
 			"path": "/some/unknown/path", "client_addr": "127.0.0.1"},
 		{"request_id": "log-test-3", "route": "/api/v1/files", "status": 200.0,
-			"path": "/api/v1/files?cursor=" + cursor[:loggedCursor] + "…&limit=1",
+			"path":        "/api/v1/files?cursor=" + cursor[:loggedCursor] + "…&limit=1",
 			"client_addr": "203.0.113.9", "key_id": "key_7"},
 	} {
 		var got map[string]any
