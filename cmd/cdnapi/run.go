@@ -31,6 +31,7 @@ var commands = []command{
 	{"prune", "delete assets older than a given age", runPrune},
 	{"regions", "list regions, or set the status of one", runRegions},
 	{"status", "show or set component statuses by hand", runStatus},
+	{"version", "print the version, VCS revision and Go version of this build", runVersion},
 }
 
 // run is the whole program: main passes it the process's arguments, without
@@ -45,6 +46,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
 		return flag.ErrHelp
+	case "-version", "--version":
+		return runVersion(ctx, env, args[1:])
 	}
 	for _, c := range commands {
 		if c.name == args[0] {

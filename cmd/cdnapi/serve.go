@@ -15,6 +15,7 @@ import (
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/api"
+	"github.com/cdnapi/cdnapi/internal/buildinfo"
 	"github.com/cdnapi/cdnapi/internal/demo"
 	"github.com/cdnapi/cdnapi/internal/health"
 	"github.com/cdnapi/cdnapi/internal/httpapi"
@@ -64,6 +65,8 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	build := buildinfo.Read()
+	logger.Info("starting", "version", build.Version, "revision", build.RevisionLabel(), "go_version", build.GoVersion)
 	if !ingest.ValidProject(*project) {
 		return usageError{fmt.Sprintf("--project %q: want 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", *project)}
 	}
@@ -110,6 +113,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	var draining atomic.Bool
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	build.Register(registry)
 	metrics := httpapi.NewMetrics(registry)
 	cfg := httpapi.Config{
 		Store:        st,
