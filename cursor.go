@@ -16,8 +16,9 @@ type List byte
 
 // The lists that take cursors.
 const (
-	ListFiles  List = 1
-	ListAssets List = 2
+	ListFiles     List = 1
+	ListAssets    List = 2
+	ListIncidents List = 3
 )
 
 // cursorVersion is the first byte of every cursor. A change of layout gets a

@@ -82,6 +82,7 @@ type ComponentOverride struct {
 	Status    Status
 	Until     time.Time // zero: no end
 	UpdatedAt time.Time
+	Message   string // what the operator said about it, shown with its incident; "" for none
 }
 
 // Active reports whether the override is in force at now.

@@ -7,21 +7,27 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cdnapi/cdnapi"
 )
 
-const statusSynopsis = `status list | set NAME STATUS [--until RFC3339] | clear NAME  [--db DSN]
+const statusSynopsis = `status list | set NAME STATUS [--until RFC3339] [--message TEXT] | clear NAME  [--db DSN]
 
 Operators put a component into a status by hand, for example for maintenance;
-it holds until --until, or until cleared. Components: API, "Upload Service",
+it holds until --until, or until cleared. A status other than operational
+opens an incident on the status page, with --message as its text. Components: API, "Upload Service",
 Storage, "Virus Scanning". Statuses: operational, degraded_performance,
 partial_outage, major_outage, under_maintenance.`
+
+// maxMessage is the longest --message: a sentence or two for a status page.
+const maxMessage = 500
 
 func runStatus(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet("status", statusSynopsis, env.stdout)
 	db := addStoreFlags(fs, false)
 	until := fs.String("until", "", "with set: RFC 3339 time when the status ends (default: until cleared)")
+	message := fs.String("message", "", "with set: what people are told about it, shown with its incident")
 	args, err := parseArgs(fs, args, env.getenv)
 	if err != nil {
 		return err
@@ -30,6 +36,13 @@ func runStatus(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *message != "" && op.verb != "set" {
+		return usageError{"status: --message goes with set"}
+	}
+	if utf8.RuneCountInString(*message) > maxMessage || !utf8.ValidString(*message) {
+		return usageError{fmt.Sprintf("status: --message must be valid UTF-8 of at most %d characters", maxMessage)}
+	}
+	op.override.Message = *message
 	st, err := db.openMigrated(ctx)
 	if err != nil {
 		return err

@@ -50,6 +50,11 @@ type Config struct {
 	UploadHealthURL        string
 	VirusScanningHealthURL string
 
+	// History, when set, receives every change of a component's status and
+	// the incident updates of the damped view (see DampWindow). Writes that
+	// fail wait in memory for the next round.
+	History History
+
 	HTTPClient *http.Client     // client of the HTTP probes; a plain one if nil
 	Logger     *slog.Logger     // where status changes are logged; discarded if nil
 	Now        func() time.Time // clock of updated_at and override expiry; time.Now if nil
@@ -74,6 +79,10 @@ type Evaluator struct {
 	overrides      []cdnapi.ComponentOverride
 	overridesStale bool // the last read of the overrides failed
 	published      map[string]cdnapi.Status
+	observed       map[string]observation // what the last document says, per component
+	dampers        map[string]*damper
+	pending        []historyOp // history the store has not taken yet
+	droppedHistory bool
 }
 
 // measurement is the result of one probe of a component.
@@ -104,7 +113,8 @@ func New(store Store, cfg Config) *Evaluator {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	e := &Evaluator{store: store, cfg: cfg, measured: map[string]measurement{}}
+	e := &Evaluator{store: store, cfg: cfg, measured: map[string]measurement{},
+		observed: map[string]observation{}, dampers: map[string]*damper{}}
 	for _, name := range cdnapi.Components {
 		if name != cdnapi.ComponentAPI {
 			e.measured[name] = measurement{status: cdnapi.StatusMajorOutage}
@@ -167,7 +177,6 @@ func (e *Evaluator) Evaluate(ctx context.Context) cdnapi.StatusDocument {
 	}
 
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	e.measured[cdnapi.ComponentStorage] = storage
 	e.measured[cdnapi.ComponentUpload] = upload
 	e.measured[cdnapi.ComponentVirusScanning] = scan
@@ -181,7 +190,11 @@ func (e *Evaluator) Evaluate(ctx context.Context) cdnapi.StatusDocument {
 		e.overridesStale = true
 		e.cfg.Logger.Warn("health: cannot read component overrides; keeping the last known", "error", overridesErr)
 	}
-	return e.publishLocked(true)
+	doc := e.publishLocked(true)
+	e.observeLocked()
+	e.mu.Unlock()
+	e.flush(ctx)
+	return doc
 }
 
 // Document returns the last published status document. It never blocks
@@ -211,12 +224,12 @@ func (e *Evaluator) SetDraining() {
 // logged, so the first evaluation logs every component once.
 func (e *Evaluator) publishLocked(logChanges bool) cdnapi.StatusDocument {
 	now := e.cfg.Now().UTC().Truncate(time.Second)
-	active := map[string]cdnapi.Status{}
+	active := map[string]cdnapi.ComponentOverride{}
 	for _, o := range e.overrides {
 		// Overrides come from the database; a value this build does not
 		// know is ignored rather than shown.
 		if o.Active(now) && o.Status.Valid() {
-			active[o.Name] = o.Status
+			active[o.Name] = o
 		}
 	}
 
@@ -239,9 +252,12 @@ func (e *Evaluator) publishLocked(logChanges bool) cdnapi.StatusDocument {
 		s := m.status
 		// An operator override wins over the measurement: that is what
 		// putting a component into maintenance by hand means.
-		if o, ok := active[name]; ok {
-			s = o
+		o, operator := active[name]
+		if operator {
+			s = o.Status
 		}
+		e.observed[name] = observation{status: s, at: now, operator: operator, message: o.Message,
+			draining: name == cdnapi.ComponentAPI && e.draining && !operator}
 		doc.Components[i] = cdnapi.Component{Name: name, Status: s}
 		doc.Status = cdnapi.Worst(doc.Status, s)
 		statuses[name] = s
@@ -261,6 +277,12 @@ func (e *Evaluator) publishLocked(logChanges bool) cdnapi.StatusDocument {
 				attrs = append(attrs, "error", m.err)
 			}
 			e.cfg.Logger.Info("health: component status changed", attrs...)
+			source := cdnapi.SourceProbe
+			if operator {
+				source = cdnapi.SourceOperator
+			}
+			e.queueLocked(historyOp{change: &cdnapi.StatusChange{Kind: cdnapi.SubjectComponent, Subject: name,
+				Status: s, Source: source, Message: o.Message, At: now}})
 		}
 	}
 	if logChanges {

@@ -20,9 +20,11 @@ type AdminConfig struct {
 	Store Pinger
 	// Gatherer is served at /metrics. Nil leaves /metrics out.
 	Gatherer prometheus.Gatherer
-	// Logger receives the access log (at Debug level: probes and scrapes
-	// are frequent) and failed pings. Default: discard.
+	// Logger receives failed pings. Default: discard.
 	Logger *slog.Logger
+	// AccessLog receives one line per request, at Debug level: probes and
+	// scrapes are frequent. Default: Logger.
+	AccessLog *slog.Logger
 	// Metrics records the admin requests too. Nil records nothing.
 	Metrics *Metrics
 	// PingTimeout bounds the ping of /readyz. Default DefaultPingTimeout.
@@ -48,13 +50,16 @@ func NewAdmin(cfg AdminConfig) http.Handler {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.AccessLog == nil {
+		cfg.AccessLog = cfg.Logger
+	}
 	if cfg.PingTimeout <= 0 {
 		cfg.PingTimeout = DefaultPingTimeout
 	}
 	mux := http.NewServeMux()
 	addAdminRoutes(mux, cfg)
 	h := recoverPanics(mux)
-	h = logRequests(slog.LevelDebug, cfg.Metrics, h)
+	h = logRequests(cfg.AccessLog, slog.LevelDebug, cfg.Metrics, h)
 	return withRequest("admin", cfg.Logger, nil, h)
 }
 

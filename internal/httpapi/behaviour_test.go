@@ -346,19 +346,40 @@ func TestGuard(t *testing.T) {
 }
 
 // TestAccessLogAndMetrics checks the one log line per request, with the
-// route pattern rather than the raw path, and the request counter.
+// fields of an operator's queries: the route pattern beside the path and
+// query (cursor shortened), the duration in seconds, the client and the key
+// id that a guard sets, and the request counter.
 func TestAccessLogAndMetrics(t *testing.T) {
-	e := newEnv(t, nil)
+	e := newEnv(t, func(c *Config) {
+		c.Guard = func(route string, next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("X-Test-Key") != "" {
+					SetKeyID(r.Context(), r.Header.Get("X-Test-Key"))
+					SetClientAddr(r.Context(), "203.0.113.9")
+				}
+				next.ServeHTTP(w, r)
+			})
+		}
+	})
+	_, body := e.get(t, onAPI, "/api/v1/files?limit=1")
+	cursor := *decode[listBody](t, body).NextCursor
 	before := len(e.logLines())
-	e.do(t, onAPI, http.MethodGet, "/api/v1/files?limit=2", hdr("X-Request-Id", "log-test-1"))
+	e.do(t, onAPI, http.MethodGet, "/api/v1/files?limit=2", hdr("X-Request-Id", "log-test-1", "User-Agent", "probe/1.0"))
 	e.do(t, onEdge, http.MethodGet, "/some/unknown/path", hdr("X-Request-Id", "log-test-2"))
+	e.do(t, onAPI, http.MethodGet, "/api/v1/files?cursor="+cursor+"&limit=1",
+		hdr("X-Request-Id", "log-test-3", "X-Test-Key", "key_7"))
 	lines := e.logLines()[before:]
-	if len(lines) != 2 {
-		t.Fatalf("%d access-log lines for 2 requests: %q", len(lines), lines)
+	if len(lines) != 3 {
+		t.Fatalf("%d access-log lines for 3 requests: %q", len(lines), lines)
 	}
 	for i, want := range []map[string]any{
-		{"request_id": "log-test-1", "listener": "api", "method": "GET", "route": "/api/v1/files", "status": 200.0},
-		{"request_id": "log-test-2", "listener": "edge", "method": "GET", "route": "/", "status": 404.0},
+		{"request_id": "log-test-1", "listener": "api", "method": "GET", "route": "/api/v1/files", "status": 200.0,
+			"path": "/api/v1/files?limit=2", "user_agent": "probe/1.0", "client_addr": "127.0.0.1", "key_id": nil},
+		{"request_id": "log-test-2", "listener": "edge", "method": "GET", "route": "/", "status": 404.0,
+			"path": "/some/unknown/path", "client_addr": "127.0.0.1"},
+		{"request_id": "log-test-3", "route": "/api/v1/files", "status": 200.0,
+			"path":        "/api/v1/files?cursor=" + cursor[:loggedCursor] + "…&limit=1",
+			"client_addr": "203.0.113.9", "key_id": "key_7"},
 	} {
 		var got map[string]any
 		must(t, json.Unmarshal([]byte(lines[i]), &got))
@@ -370,14 +391,34 @@ func TestAccessLogAndMetrics(t *testing.T) {
 		if b, _ := got["bytes"].(float64); b <= 0 {
 			t.Errorf("line %d: bytes %v", i, got["bytes"])
 		}
-		if _, ok := got["duration"]; !ok {
-			t.Errorf("line %d has no duration", i)
+		if d, ok := got["duration_seconds"].(float64); !ok || d <= 0 || d > 10 {
+			t.Errorf("line %d: duration_seconds %v, want seconds as a number", i, got["duration_seconds"])
 		}
+	}
+	if strings.Contains(strings.Join(lines, ""), cursor) {
+		t.Error("a whole cursor went into the log")
 	}
 	files := e.requestCount(t, "api", "/api/v1/files", "200")
 	unmatched := e.requestCount(t, "edge", "/", "404")
-	if files != 1 || unmatched != 1 {
-		t.Errorf("requests_total: files %v, unmatched %v; want 1 and 1", files, unmatched)
+	if files != 3 || unmatched != 1 {
+		t.Errorf("requests_total: files %v, unmatched %v; want 3 and 1", files, unmatched)
+	}
+}
+
+// TestLogTarget checks how the access log shows a path and its query.
+func TestLogTarget(t *testing.T) {
+	long := strings.Repeat("a", 40)
+	for _, tc := range []struct{ path, query, want string }{
+		{"/api/v1/files", "", "/api/v1/files"},
+		{"/api/v1/files", "limit=5", "/api/v1/files?limit=5"},
+		{"/x", "cursor=" + long + "&limit=5", "/x?cursor=" + long[:loggedCursor] + "…&limit=5"},
+		{"/x", "cursor=short", "/x?cursor=short"},
+		{"/x", "limit=1&cursor=" + long, "/x?limit=1&cursor=" + long[:loggedCursor] + "…"},
+		{"/x", strings.Repeat("q", 600), "/x?" + strings.Repeat("q", maxLoggedTarget-3) + "…"},
+	} {
+		if got := logTarget(tc.path, tc.query); got != tc.want {
+			t.Errorf("logTarget(%q, %q) = %q, want %q", tc.path, tc.query, got, tc.want)
+		}
 	}
 }
 

@@ -109,6 +109,7 @@ func newEnv(t testing.TB, tweak func(*Config)) *env {
 		Store:   store,
 		Cursors: e.cursors,
 		Status:  e.status,
+		History: store,
 		Logger:  e.logger,
 		Metrics: e.metrics,
 		OpenAPI: api.JSON(),

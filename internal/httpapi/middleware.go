@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"path"
 	"runtime/debug"
-	"time"
 )
 
 // requestState is what the middleware learns about one request and shares
@@ -20,6 +19,10 @@ type requestState struct {
 	listener string
 	route    string // the pattern that matched; set by the mux's route wrapper
 	log      *slog.Logger
+	// keyID and clientAddr are set by the guard (see SetKeyID and
+	// SetClientAddr) for the access log; clientAddr "" means the peer's IP.
+	keyID      string
+	clientAddr string
 }
 
 type stateKey struct{}
@@ -125,63 +128,6 @@ func newRequestID() string {
 		}
 	}
 	return string(id)
-}
-
-// recordingWriter remembers the status and size of an answer for the access
-// log and the metrics.
-type recordingWriter struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-}
-
-func (w *recordingWriter) WriteHeader(status int) {
-	if w.status == 0 {
-		w.status = status
-	}
-	w.ResponseWriter.WriteHeader(status)
-}
-
-func (w *recordingWriter) Write(p []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	n, err := w.ResponseWriter.Write(p)
-	w.bytes += int64(n)
-	return n, err
-}
-
-// Unwrap lets http.ResponseController reach the underlying writer.
-func (w *recordingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// logRequests writes one access log line and one metrics observation per
-// request. level is Info on the public listeners and Debug on admin, whose
-// scrapes and probes would otherwise drown the log.
-func logRequests(level slog.Level, m *Metrics, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rw := &recordingWriter{ResponseWriter: w}
-		next.ServeHTTP(rw, r)
-		elapsed := time.Since(start)
-		if rw.status == 0 {
-			rw.status = http.StatusOK // the handler wrote nothing at all
-		}
-		st := state(r.Context())
-		route := st.route
-		if route == "" {
-			route = "unmatched"
-		}
-		m.observe(st.listener, route, rw.status, elapsed)
-		st.log.LogAttrs(r.Context(), level, "request",
-			slog.String("request_id", st.id),
-			slog.String("listener", st.listener),
-			slog.String("method", r.Method),
-			slog.String("route", route),
-			slog.Int("status", rw.status),
-			slog.Int64("bytes", rw.bytes),
-			slog.Duration("duration", elapsed),
-		)
-	})
 }
 
 // recoverPanics turns a panic below it into a logged 500 internal_error, so

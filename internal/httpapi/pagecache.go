@@ -9,11 +9,6 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// render produces the representation of a successful answer to r, or the
-// error to answer with. A representation it returns is never changed again,
-// so it may be served to other requests for the same URL.
-type render func(r *http.Request) (*representation, error)
-
 // pageCache keeps the rendered answers of the lists for a short time, so
 // that a page that many clients ask for at once (the first page above all)
 // costs one store query and one encoding per TTL, and is otherwise served

@@ -5,52 +5,125 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/cdnapi/cdnapi"
 )
 
-// TestPages checks the human pages. They are outside the OpenAPI document,
-// which describes the JSON API only, so the contract validator does not
-// apply; their headers are checked here instead.
+// getPage fetches a human page over loopback HTTP and checks what every page
+// carries. The pages are outside the OpenAPI document, which describes the
+// JSON API only, so their headers are checked here.
+func getPage(t *testing.T, e *env, path, cacheControl string) string {
+	t.Helper()
+	res, err := e.client.Get(e.apiURL + path)
+	must(t, err)
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	must(t, err)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("%s: status %d", path, res.StatusCode)
+	}
+	for name, want := range map[string]string{
+		"Content-Type":           "text/html; charset=utf-8",
+		"X-Content-Type-Options": "nosniff",
+		"Cache-Control":          cacheControl,
+	} {
+		if got := res.Header.Get(name); got != want {
+			t.Errorf("%s: %s %q, want %q", path, name, got, want)
+		}
+	}
+	csp := res.Header.Get("Content-Security-Policy")
+	if !strings.HasPrefix(csp, "default-src 'none'; style-src 'sha256-") || strings.Contains(csp, "unsafe") ||
+		!strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Errorf("%s: CSP %q", path, csp)
+	}
+	if res.Header.Get("ETag") == "" || !strings.HasPrefix(res.Header.Get("X-Request-Id"), "req_") {
+		t.Errorf("%s: ETag %q, X-Request-Id %q", path, res.Header.Get("ETag"), res.Header.Get("X-Request-Id"))
+	}
+	page := string(body)
+	// Nothing from elsewhere: nothing the CSP would have to allow.
+	for _, banned := range []string{`href="http`, "src=", "<link", "<img", "<iframe", "url(", "@import"} {
+		if strings.Contains(page, banned) {
+			t.Errorf("%s contains %q", path, banned)
+		}
+	}
+	return page
+}
+
 func TestPages(t *testing.T) {
 	e := newEnv(t, nil)
-	for _, path := range []string{"/", "/docs", "/?utm_source=x"} {
-		t.Run(path, func(t *testing.T) {
-			res, err := e.client.Get(e.apiURL + path)
-			must(t, err)
-			body, err := io.ReadAll(res.Body)
-			res.Body.Close()
-			must(t, err)
-			if res.StatusCode != http.StatusOK {
-				t.Fatalf("status %d", res.StatusCode)
+	for _, path := range []string{"/", "/?utm_source=x"} {
+		page := getPage(t, e, path, cachePages)
+		for _, want := range []string{"<!doctype html>", `href="/status"`, `href="/docs"`, "/api/v1/openapi.json",
+			"/api/v1/files", "/api/v1/status", "/api/v1/regions", "/api/v1/assets", "/api/v1/status/incidents"} {
+			if !strings.Contains(page, want) {
+				t.Errorf("%s does not mention %s", path, want)
 			}
-			for name, want := range map[string]string{
-				"Content-Type":            "text/html; charset=utf-8",
-				"Content-Security-Policy": pageCSP,
-				"X-Content-Type-Options":  "nosniff",
-				"Cache-Control":           cachePages,
-			} {
-				if got := res.Header.Get(name); got != want {
-					t.Errorf("%s %q, want %q", name, got, want)
-				}
-			}
-			if res.Header.Get("ETag") == "" || !strings.HasPrefix(res.Header.Get("X-Request-Id"), "req_") {
-				t.Errorf("ETag %q, X-Request-Id %q", res.Header.Get("ETag"), res.Header.Get("X-Request-Id"))
-			}
-			page := string(body)
-			for _, want := range []string{"<!doctype html>", "/api/v1/openapi.json", "/api/v1/files", "/api/v1/status", "/api/v1/regions", "/api/v1/assets"} {
-				if path != "/docs" && !strings.Contains(page, want) {
-					t.Errorf("the page does not mention %s", want)
-				}
-			}
-			// No external resources: nothing the CSP would have to allow.
-			for _, banned := range []string{"http://", "https://", "<script", "src="} {
-				if strings.Contains(page, banned) {
-					t.Errorf("the page contains %q", banned)
-				}
-			}
-		})
+		}
 	}
-	// The page's one style sheet is what the CSP hash allows.
-	if !strings.Contains(pageCSP, "style-src 'sha256-") || strings.Contains(pageCSP, "unsafe-inline") {
-		t.Errorf("CSP %q", pageCSP)
+	docs := getPage(t, e, "/docs", cachePages)
+	if !strings.Contains(docs, `id="listIncidents"`) {
+		t.Error("/docs lacks the incidents operation")
+	}
+	if strings.Contains(getPage(t, e, "/docs", cachePages), "<script") {
+		t.Error("/docs has a script")
+	}
+	res, _ := e.get(t, onEdge, "/status")
+	if res.StatusCode != http.StatusNotFound {
+		t.Errorf("/status on the edge: %d, want 404", res.StatusCode)
+	}
+}
+
+// TestStatusPage: the live states, the regions by zone, the incidents with
+// their messages and the uptime bars; and, with the store closed, the live
+// states still, with the history said to be unavailable.
+func TestStatusPage(t *testing.T) {
+	e := newEnv(t, nil)
+	ctx := t.Context()
+	now := time.Now().UTC()
+	must(t, e.store.RecordStatusChange(ctx, cdnapi.StatusChange{Kind: cdnapi.SubjectComponent, Subject: cdnapi.ComponentAPI,
+		Status: cdnapi.StatusOperational, Source: cdnapi.SourceProbe, At: now.Add(-40 * 24 * time.Hour)}))
+	must(t, e.store.UpdateIncident(ctx, cdnapi.IncidentUpdate{Component: cdnapi.ComponentUpload,
+		Status: cdnapi.StatusUnderMaintenance, Message: "Racks <moving> & back by 18:00", At: now.Add(-time.Hour)}))
+	must(t, e.store.UpdateIncident(ctx, cdnapi.IncidentUpdate{Component: cdnapi.ComponentStorage,
+		Status: cdnapi.StatusMajorOutage, At: now.Add(-3 * 24 * time.Hour)}))
+	must(t, e.store.UpdateIncident(ctx, cdnapi.IncidentUpdate{Component: cdnapi.ComponentStorage,
+		Status: cdnapi.StatusOperational, At: now.Add(-2 * 24 * time.Hour)}))
+
+	page := getPage(t, e, "/status", "no-store")
+	for _, want := range []string{
+		"All systems operational",         // the banner, from the live document
+		"Racks &lt;moving&gt; &amp; back", // the message, escaped
+		"Upload Service: <span class=\"t-under_maintenance\">Under maintenance</span> <span class=\"state\">(ongoing)</span>",
+		"Storage: <span class=\"t-major_outage\">Major outage</span>",
+		"after 24 h 0 min",                 // the resolved incident's length
+		"<h3>eu-central</h3>", "Frankfurt", // regions by zone
+		`class="d-major_outage"`, `class="d-none"`, // bars: the outage day, and days before the history
+		"96.67% over 30 days", // storage: one day down of 30
+		`data-refresh="5"`, "<script>",
+		`<main id="main"`, `role="status"`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("/status lacks %q", want)
+		}
+	}
+	if n := strings.Count(page, `<li tabindex="0"`); n != 4*cdnapi.UptimeDays {
+		t.Errorf("%d bars, want %d", n, 4*cdnapi.UptimeDays)
+	}
+	if strings.Contains(page, "History is unavailable") {
+		t.Error("history said to be unavailable with the store up")
+	}
+
+	e.store.Close()
+	e.status.Evaluate(ctx) // the evaluator sees storage fail
+	start := time.Now()
+	page = getPage(t, e, "/status", "no-store")
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("the page took %v with storage down", took)
+	}
+	for _, want := range []string{"Major outage", "History is unavailable", "Storage</span> <span class=\"state t-major_outage\">Major outage"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("/status with storage down lacks %q", want)
+		}
 	}
 }

@@ -117,9 +117,19 @@ func unknownParam(key string, accepts param) *cdnapi.Error {
 }
 
 // plausibleParamName reports whether s is 1 to 64 of [A-Za-z0-9_.-], the
-// shape of a parameter name that is safe to show back to the client.
+// shape of a parameter name that is safe to show back to the client in an
+// error's param and message.
 func plausibleParamName(s string) bool {
-	return saneRequestID(s) // the same alphabet and length
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // parseNoQuery checks the query string of an endpoint that takes no
@@ -135,8 +145,47 @@ func parseLimit(q *queryValues) (int, error) {
 	if !q.has(paramLimit) {
 		return cdnapi.DefaultLimit, nil
 	}
-	return cdnapi.ParseLimit(q.limit)
+	return parseLimitValue(q.limit)
 }
+
+// parseLimitValue parses a given value of the limit parameter. Only a plain
+// decimal integer from 1 to cdnapi.MaxLimit is accepted: ASCII digits only,
+// no sign, no spaces, no fraction. Leading zeros are allowed ("05" is 5): the
+// value is a decimal integer, and the page cache keys on the parsed number,
+// so every spelling of one limit shares one cached page.
+func parseLimitValue(s string) (int, error) {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < '0' || c > '9' {
+			return 0, errLimit
+		}
+		n = n*10 + int(c-'0')
+		if n > cdnapi.MaxLimit {
+			return 0, errLimit // stops long inputs before they can overflow
+		}
+	}
+	if n < 1 {
+		return 0, errLimit // also the empty string
+	}
+	return n, nil
+}
+
+var errLimit = cdnapi.Errorf(cdnapi.CodeParameterInvalid, "limit",
+	"limit must be an integer from 1 to %d", cdnapi.MaxLimit)
+
+// parseRegionValue checks a given value of the region parameter of the assets
+// list. It checks only the shape; whether the region exists is the store's to
+// say.
+func parseRegionValue(s string) (string, error) {
+	if !cdnapi.ValidRegionCode(s) {
+		return "", errRegion
+	}
+	return s, nil
+}
+
+var errRegion = cdnapi.Errorf(cdnapi.CodeParameterInvalid, "region",
+	"region must be a region code of three upper-case letters and a digit, such as FRA1")
 
 // parseFilesQuery reads the query string of GET /api/v1/files for the
 // current project: limit and cursor, the cursor bound to the files list and
@@ -175,7 +224,7 @@ func parseAssetsQuery(raw string, cursors *cdnapi.CursorCodec) (cdnapi.AssetQuer
 		return aq, err
 	}
 	if q.has(paramRegion) {
-		if aq.Region, err = cdnapi.ParseRegionCode(q.region); err != nil {
+		if aq.Region, err = parseRegionValue(q.region); err != nil {
 			return aq, err
 		}
 	}

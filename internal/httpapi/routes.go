@@ -5,6 +5,8 @@ import (
 	"net/http/pprof"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/cdnapi/cdnapi/internal/httpapi/pages"
 )
 
 // This file is the route table of every listener. Paths asked for on the
@@ -18,9 +20,14 @@ func addAPIRoutes(rt *router, cfg Config) {
 	cache := newPageCache(cfg.PageCacheTTL)
 	rt.resource("/api/v1/files", cache.handler(cfg, "/api/v1/files", renderFiles(cfg)))
 	rt.resource("/api/v1/status", handleStatus(cfg.Status))
+	if cfg.History != nil {
+		rt.resource(pathIncidents, serveRendered(renderIncidents(cfg)))
+		rt.resource(pathUptime, serveRendered(renderUptime(cfg)))
+	}
 	rt.resource("/api/v1/openapi.json", handleOpenAPI(cfg.OpenAPI))
-	rt.resource("/{$}", handlePage("cdnapi", indexBody))
-	rt.resource("/docs", handlePage("cdnapi documentation", docsBody))
+	rt.resource("/{$}", handlePage(pages.Index()))
+	rt.resource("/docs", handlePage(pages.MustDocs(cfg.OpenAPI)))
+	rt.resource("/status", handleStatusPage(cfg))
 
 	rt.missing("/api/v1/regions", "regions are served on the edge address, not on the API address")
 	rt.missing("/api/v1/assets", "assets are served on the edge address, not on the API address")
@@ -36,7 +43,9 @@ func addEdgeRoutes(rt *router, cfg Config) {
 
 	rt.missing("/api/v1/files", "files are served on the API address, not on the edge address")
 	rt.missing("/api/v1/status", "the status is served on the API address, not on the edge address")
+	rt.missing("/api/v1/status/", "the status is served on the API address, not on the edge address")
 	rt.missing("/docs", "the documentation is served on the API address, not on the edge address")
+	rt.missing("/status", "the status page is served on the API address, not on the edge address")
 	rt.missing("/", errNoSuchPath.Message)
 }
 

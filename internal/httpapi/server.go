@@ -17,7 +17,7 @@
 //	handler           parses the query, asks the store, writes the answer
 //
 // Every error a client sees goes through WriteError, and every success through
-// one writer of representations (etag.go) that handles ETag, 304, gzip and
+// one writer of representations (representation.go) that handles ETag, 304, gzip and
 // HEAD alike for every endpoint.
 package httpapi
 
@@ -38,11 +38,22 @@ type Config struct {
 	Cursors *cdnapi.CursorCodec
 	// Status provides the status document from memory (API listener only).
 	Status StatusSource
+	// History reads the status history: incidents and uptime (API listener
+	// only). Without it, those endpoints are not served, and the status
+	// page shows the live states only.
+	History History
+	// StatusRefresh is how often the status page refreshes itself in the
+	// browser. Default DefaultStatusRefresh.
+	StatusRefresh time.Duration
 	// Project is the default project, whose files are listed when the
 	// request does not name one through WithProject. Default "default".
 	Project string
-	// Logger receives the access log and the errors. Default: discard.
+	// Logger receives the errors. Default: discard.
 	Logger *slog.Logger
+	// AccessLog receives one line per request. Default: Logger. Give it a
+	// logger that writes through a buffer (internal/logbuf), so that
+	// logging does not cost a write system call per request.
+	AccessLog *slog.Logger
 	// Metrics records every request. Nil records nothing.
 	Metrics *Metrics
 	// StoreTimeout bounds the store work of one request; past it the answer
@@ -86,11 +97,17 @@ func (cfg Config) withDefaults() Config {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.AccessLog == nil {
+		cfg.AccessLog = cfg.Logger
+	}
 	if cfg.StoreTimeout <= 0 {
 		cfg.StoreTimeout = DefaultStoreTimeout
 	}
 	if len(cfg.CORSOrigins) == 0 {
 		cfg.CORSOrigins = []string{"*"}
+	}
+	if cfg.StatusRefresh <= 0 {
+		cfg.StatusRefresh = DefaultStatusRefresh
 	}
 	if cfg.Guard == nil {
 		cfg.Guard = func(_ string, next http.Handler) http.Handler { return next }
@@ -128,7 +145,7 @@ func NewEdge(cfg Config) http.Handler {
 func public(listener string, cfg Config, mux http.Handler) http.Handler {
 	h := refuseUncleanPaths(mux)
 	h = recoverPanics(h)
-	h = logRequests(slog.LevelInfo, cfg.Metrics, h)
+	h = logRequests(cfg.AccessLog, slog.LevelInfo, cfg.Metrics, h)
 	return withRequest(listener, cfg.Logger, newCORSPolicy(cfg.CORSOrigins), h)
 }
 

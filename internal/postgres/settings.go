@@ -56,7 +56,7 @@ func (s *Store) CursorSecret(ctx context.Context) ([]byte, error) {
 // operator just set is in force at the next evaluation, replica lag or not.
 func (s *Store) ComponentOverrides(ctx context.Context) ([]cdnapi.ComponentOverride, error) {
 	rows, err := s.primary.Query(ctx,
-		`SELECT name, status, until, updated_at FROM component_overrides ORDER BY name`)
+		`SELECT name, status, until, updated_at, message FROM component_overrides ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: component overrides: %w", err)
 	}
@@ -65,7 +65,7 @@ func (s *Store) ComponentOverrides(ctx context.Context) ([]cdnapi.ComponentOverr
 	for rows.Next() {
 		var o cdnapi.ComponentOverride
 		var until *time.Time
-		if err := rows.Scan(&o.Name, &o.Status, &until, &o.UpdatedAt); err != nil {
+		if err := rows.Scan(&o.Name, &o.Status, &until, &o.UpdatedAt, &o.Message); err != nil {
 			return nil, fmt.Errorf("postgres: component overrides: %w", err)
 		}
 		if until != nil {
@@ -95,11 +95,12 @@ func (s *Store) SetComponentOverride(ctx context.Context, o cdnapi.ComponentOver
 	if o.UpdatedAt.IsZero() {
 		o.UpdatedAt = time.Now()
 	}
-	_, err := s.primary.Exec(ctx, `INSERT INTO component_overrides (name, status, until, updated_at)
-		VALUES ($1, $2, $3, $4)
+	_, err := s.primary.Exec(ctx, `INSERT INTO component_overrides (name, status, until, updated_at, message)
+		VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (name) DO UPDATE SET
-			status = excluded.status, until = excluded.until, updated_at = excluded.updated_at`,
-		o.Name, string(o.Status), until, wholeSecondUTC(o.UpdatedAt))
+			status = excluded.status, until = excluded.until, updated_at = excluded.updated_at,
+			message = excluded.message`,
+		o.Name, string(o.Status), until, wholeSecondUTC(o.UpdatedAt), o.Message)
 	if err != nil {
 		return fmt.Errorf("postgres: set component override: %w", err)
 	}

@@ -13,3 +13,10 @@ func TestStore(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T) cdnapi.Store { return newStore(t) })
 }
+
+// TestKeyStore runs the key storage suite on a fresh database of the shared
+// cluster.
+func TestKeyStore(t *testing.T) {
+	t.Parallel()
+	storetest.RunKeys(t, func(t *testing.T) cdnapi.KeyStore { return newStore(t) })
+}

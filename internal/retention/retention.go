@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/cdnapi/cdnapi"
 )
 
 // Store is what pruning needs of a cdnapi.Store.
@@ -129,9 +131,48 @@ func (p *Pruner) Run(ctx context.Context) {
 	}
 }
 
+// HistoryStore is a Store that also keeps the status history, which a
+// Pruner prunes too when its store is one.
+type HistoryStore interface {
+	// DeleteHistoryBefore deletes up to limit status changes and resolved
+	// incidents older than cutoff, and returns how many rows it deleted.
+	DeleteHistoryBefore(ctx context.Context, cutoff time.Time, limit int) (int, error)
+}
+
+// HistoryRetention is how long the status history is kept: the longest
+// uptime window.
+const HistoryRetention = cdnapi.UptimeLongWindow
+
+// PruneHistory deletes the status history made before cutoff, in batches
+// like Prune, and returns how many rows it deleted.
+func PruneHistory(ctx context.Context, st HistoryStore, cutoff time.Time, opts Options) (int, error) {
+	n, err := Prune(ctx, historyAsAssets{st}, cutoff, opts)
+	if err != nil {
+		err = fmt.Errorf("retention: status history: %w", err)
+	}
+	return n, err
+}
+
+// historyAsAssets lets Prune's batching run over the history.
+type historyAsAssets struct{ h HistoryStore }
+
+func (a historyAsAssets) DeleteAssetsBefore(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	return a.h.DeleteHistoryBefore(ctx, cutoff, limit)
+}
+
 // RunOnce deletes the assets that are older than the retention period now,
-// logs what it did, and returns how many it deleted.
+// and the status history older than HistoryRetention when the store keeps
+// one, logs what it did, and returns how many assets it deleted.
 func (p *Pruner) RunOnce(ctx context.Context) int {
+	if h, ok := p.store.(HistoryStore); ok {
+		cutoff := Cutoff(p.cfg.Now(), HistoryRetention)
+		switch n, err := PruneHistory(ctx, h, cutoff, p.cfg.Options); {
+		case err != nil && ctx.Err() == nil:
+			p.cfg.Logger.Error("status history pruning failed", "deleted", n, "err", err)
+		case n > 0:
+			p.cfg.Logger.Info("pruned status history", "deleted", n, "before", cutoff.Format(time.RFC3339))
+		}
+	}
 	cutoff := Cutoff(p.cfg.Now(), p.cfg.Retention)
 	start := time.Now()
 	n, err := Prune(ctx, p.store, cutoff, p.cfg.Options)

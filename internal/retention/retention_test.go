@@ -220,3 +220,46 @@ func TestCutoff(t *testing.T) {
 		t.Errorf("Cutoff = %v, want %v", got, want)
 	}
 }
+
+// RunOnce also deletes the status history older than 90 days, on every
+// engine, and keeps open incidents whatever their age.
+func TestPrunerPrunesHistory(t *testing.T) {
+	for _, eng := range engines {
+		t.Run(eng.Name, func(t *testing.T) {
+			st := eng.Open(t)
+			h := st.(cdnapi.StatusHistory)
+			ctx, now := t.Context(), storetest.Epoch
+			for _, days := range []int{120, 91, 89} {
+				must(t, h.RecordStatusChange(ctx, cdnapi.StatusChange{Kind: cdnapi.SubjectComponent, Subject: cdnapi.ComponentAPI,
+					Status: cdnapi.StatusOperational, Source: cdnapi.SourceProbe, At: now.Add(-time.Duration(days) * 24 * time.Hour)}))
+			}
+			for _, u := range []cdnapi.IncidentUpdate{
+				{Component: cdnapi.ComponentAPI, Status: cdnapi.StatusMajorOutage, At: now.AddDate(0, 0, -100)},
+				{Component: cdnapi.ComponentAPI, Status: cdnapi.StatusOperational, At: now.AddDate(0, 0, -95)},
+				{Component: cdnapi.ComponentStorage, Status: cdnapi.StatusMajorOutage, At: now.AddDate(0, 0, -100)},
+			} {
+				must(t, h.UpdateIncident(ctx, u))
+			}
+			p := retention.New(st, retention.Config{Retention: time.Hour, Logger: slog.New(slog.DiscardHandler),
+				Now: func() time.Time { return now }, Options: retention.Options{BatchSize: 1, Pause: time.Millisecond}})
+			p.RunOnce(ctx)
+			changes, err := h.StatusChanges(ctx, cdnapi.SubjectComponent, time.Time{}, 10)
+			must(t, err)
+			if len(changes) != 1 || !changes[0].At.Equal(now.AddDate(0, 0, -89)) {
+				t.Errorf("changes left %+v, want the one of 89 days ago", changes)
+			}
+			incidents, err := h.ListIncidents(ctx, cdnapi.IncidentQuery{Limit: 10})
+			must(t, err)
+			if len(incidents) != 1 || !incidents[0].Open() {
+				t.Errorf("incidents left %+v, want the open one", incidents)
+			}
+		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

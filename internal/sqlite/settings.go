@@ -50,7 +50,7 @@ func (s *Store) CursorSecret(ctx context.Context) ([]byte, error) {
 // name, expired ones included.
 func (s *Store) ComponentOverrides(ctx context.Context) ([]cdnapi.ComponentOverride, error) {
 	rows, err := s.query(ctx,
-		`SELECT name, status, until, updated_at FROM component_overrides ORDER BY name`)
+		`SELECT name, status, until, updated_at, message FROM component_overrides ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: component overrides: %w", err)
 	}
@@ -60,7 +60,7 @@ func (s *Store) ComponentOverrides(ctx context.Context) ([]cdnapi.ComponentOverr
 		var o cdnapi.ComponentOverride
 		var until sql.NullInt64
 		var updated int64
-		if err := rows.Scan(&o.Name, &o.Status, &until, &updated); err != nil {
+		if err := rows.Scan(&o.Name, &o.Status, &until, &updated, &o.Message); err != nil {
 			return nil, fmt.Errorf("sqlite: component overrides: %w", err)
 		}
 		if until.Valid {
@@ -89,11 +89,12 @@ func (s *Store) SetComponentOverride(ctx context.Context, o cdnapi.ComponentOver
 	if o.UpdatedAt.IsZero() {
 		o.UpdatedAt = time.Now()
 	}
-	_, err := s.write.ExecContext(ctx, `INSERT INTO component_overrides (name, status, until, updated_at)
-		VALUES (?, ?, ?, ?)
+	_, err := s.write.ExecContext(ctx, `INSERT INTO component_overrides (name, status, until, updated_at, message)
+		VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (name) DO UPDATE SET
-			status = excluded.status, until = excluded.until, updated_at = excluded.updated_at`,
-		o.Name, string(o.Status), until, o.UpdatedAt.Unix())
+			status = excluded.status, until = excluded.until, updated_at = excluded.updated_at,
+			message = excluded.message`,
+		o.Name, string(o.Status), until, o.UpdatedAt.Unix(), o.Message)
 	if err != nil {
 		return fmt.Errorf("sqlite: set component override: %w", err)
 	}

@@ -37,6 +37,13 @@ func TestStore(t *testing.T) {
 	})
 }
 
+func TestKeyStore(t *testing.T) {
+	storetest.RunKeys(t, func(t *testing.T) cdnapi.KeyStore {
+		s, _ := openTemp(t, Options{})
+		return s
+	})
+}
+
 // pragma reads one pragma on a connection of db.
 func pragma(t *testing.T, db *sql.DB, name string) string {
 	t.Helper()

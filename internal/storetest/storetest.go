@@ -60,6 +60,10 @@ func Run(t *testing.T, newStore func(t *testing.T) cdnapi.Store) {
 		{"DeleteAssetsBefore", testDeleteAssetsBefore},
 		{"SetRegionStatus", testSetRegionStatus},
 		{"Closed", testClosed},
+		{"StatusChanges", testStatusChanges},
+		{"Incidents", testIncidents},
+		{"DeleteHistoryBefore", testDeleteHistory},
+		{"OverrideMessage", testOverrideMessage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, newStore(t)) })

@@ -11,9 +11,10 @@ import (
 	"sync"
 )
 
-// This file writes successful answers: the whole body is built in memory
-// first (every body of this API is small), and only then are the ETag, a
-// 304, and the content-coding decided.
+// This file is the representation writer, through which every successful
+// answer goes: the whole body is built in memory first (every body of this
+// API is small), and only then are the ETag, a 304, the content coding and
+// HEAD decided. The pools of the buffers and gzip writers it uses are here too.
 
 // gzipMinSize is the size above which a body is compressed. Below about
 // 1 KiB gzip's header and the CPU cost outweigh the bytes saved.

@@ -125,6 +125,11 @@ func renderRegions(cfg Config) render {
 	}
 }
 
+// render produces the representation of a successful answer to r, or the
+// error to answer with. A representation it returns is never changed again,
+// so it may be served to other requests for the same URL.
+type render func(r *http.Request) (*representation, error)
+
 // page is the part of a list shown in one answer.
 type page[T any] struct {
 	items []T

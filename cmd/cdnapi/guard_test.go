@@ -1,0 +1,80 @@
+package main
+
+import (
+	"net/http"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cdnapi/cdnapi/internal/apitest"
+	"github.com/cdnapi/cdnapi/internal/auth"
+)
+
+// TestServeWithKeys runs serve --auth required with a rate limit, keys
+// made by the keys command, and checks the revocation bound end to end: a
+// key revoked by another process is refused within auth's refresh interval.
+func TestServeWithKeys(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "keys.db")
+	mustRunCmd(t, "", "seed", "--files", "30", "--assets", "10", "--db", db)
+	keyA, errOut := mustRunCmd(t, "", "keys", "create", "--project", "default", "--db", db)
+	keyA = strings.TrimSpace(keyA)
+	idA := regexp.MustCompile(`key_\w+`).FindString(errOut)
+	keyB, _ := mustRunCmd(t, "", "keys", "create", "--project", "other", "--db", db)
+	keyB = strings.TrimSpace(keyB)
+
+	s := startServe(t, nil, "--db", db, "--auth", "required", "--rate-limit", "50", "--rate-burst", "100")
+	v := apitest.NewValidator(t)
+	if res, _ := get(t, v, s.api+"/api/v1/files"); res.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("files without a key: %d", res.StatusCode)
+	}
+	res, body := get(t, v, s.api+"/api/v1/files", "Authorization", "Bearer "+keyA)
+	if res.StatusCode != 200 || res.Header.Get("Cache-Control") != "private, max-age=60" ||
+		res.Header.Get("RateLimit-Policy") != `"default";q=100;w=2` || !strings.Contains(string(body), `"fil_`) {
+		t.Fatalf("files with a key: %d %v", res.StatusCode, res.Header)
+	}
+	if res, body := get(t, v, s.api+"/api/v1/files", "Authorization", "Bearer "+keyB); res.StatusCode != 200 ||
+		strings.Contains(string(body), `"fil_`) {
+		t.Fatalf("the other project's key: %d %s", res.StatusCode, body)
+	}
+	if res, _ := get(t, v, s.api+"/api/v1/status"); res.StatusCode != 200 || res.Header.Get("RateLimit") != "" {
+		t.Fatalf("status: %d, RateLimit %q", res.StatusCode, res.Header.Get("RateLimit"))
+	}
+
+	mustRunCmd(t, "", "keys", "revoke", idA, "--db", db)
+	revoked := time.Now()
+	for {
+		res, _ := get(t, v, s.edge+"/api/v1/regions", "Authorization", "Bearer "+keyA)
+		if res.StatusCode == http.StatusUnauthorized {
+			break
+		}
+		if time.Since(revoked) > auth.DefaultRefreshInterval+time.Second {
+			t.Fatalf("the revoked key still answers %d after %v", res.StatusCode, time.Since(revoked))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("revocation took effect after %v", time.Since(revoked).Round(time.Millisecond))
+	if res, _ := get(t, v, s.edge+"/api/v1/regions", "Authorization", "Bearer "+keyB); res.StatusCode != 200 {
+		t.Errorf("the other key after the revocation: %d", res.StatusCode)
+	}
+}
+
+func TestServeGuardFlags(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "flags.db")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--auth", "maybe"}, "--auth must be off or required"},
+		{[]string{"--rate-limit", "-1"}, "must not be negative"},
+		{[]string{"--rate-burst", "5"}, "--rate-burst needs --rate-limit"},
+		{[]string{"--trusted-proxies", "10.0.0.0/8,proxy"}, `"proxy" is neither`},
+	} {
+		_, _, err := runCmd(t, "", append([]string{"serve", "--db", db, "--api-addr", "127.0.0.1:0",
+			"--edge-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want an error with %q", tc.args, err, tc.want)
+		}
+	}
+}

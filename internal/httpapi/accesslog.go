@@ -1,0 +1,163 @@
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// This file writes the access log: one line per request, with what an
+// operator filters on. The lines go to Config.AccessLog, which serve points
+// at a buffered writer (internal/logbuf), so that logging costs no write
+// system call per request.
+
+// SetKeyID records the id of the API key that authenticated the request ctx
+// belongs to, for its access-log line. Never pass the key itself. It does
+// nothing outside the handlers built by this package.
+func SetKeyID(ctx context.Context, id string) {
+	if s := state(ctx); s != nil {
+		s.keyID = id
+	}
+}
+
+// SetClientAddr records the address of the client the request ctx belongs to
+// came from, for its access-log line: the guard sets it from the forwarding
+// headers of a trusted proxy. Without it, the line shows the peer's IP.
+func SetClientAddr(ctx context.Context, addr string) {
+	if s := state(ctx); s != nil {
+		s.clientAddr = addr
+	}
+}
+
+// recordingWriter remembers the status and size of an answer for the access
+// log and the metrics.
+type recordingWriter struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (w *recordingWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *recordingWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	n, err := w.ResponseWriter.Write(p)
+	w.bytes += int64(n)
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *recordingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// logRequests writes one access-log line to log and one metrics observation
+// per request. level is Info on the public listeners and Debug on admin,
+// whose scrapes and probes would otherwise drown the log.
+func logRequests(log *slog.Logger, level slog.Level, m *Metrics, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rw := &recordingWriter{ResponseWriter: w}
+		next.ServeHTTP(rw, r)
+		elapsed := time.Since(start)
+		if rw.status == 0 {
+			rw.status = http.StatusOK // the handler wrote nothing at all
+		}
+		st := state(r.Context())
+		route := st.route
+		if route == "" {
+			route = "unmatched"
+		}
+		m.observe(st.listener, route, rw.status, elapsed)
+		if !log.Enabled(r.Context(), level) {
+			return
+		}
+		client := st.clientAddr
+		if client == "" {
+			client = peerIP(r.RemoteAddr)
+		}
+		attrs := [...]slog.Attr{
+			slog.String("request_id", st.id),
+			slog.String("listener", st.listener),
+			slog.String("method", r.Method),
+			slog.String("path", logTarget(r.URL.Path, r.URL.RawQuery)),
+			slog.String("route", route),
+			slog.Int("status", rw.status),
+			slog.Int64("bytes", rw.bytes),
+			slog.Float64("duration_seconds", elapsed.Seconds()),
+			slog.String("client_addr", client),
+			slog.String("user_agent", truncate(r.UserAgent(), maxLoggedUserAgent)),
+			slog.String("key_id", st.keyID),
+		}
+		n := len(attrs)
+		if st.keyID == "" {
+			n-- // no key: leave the field out rather than log ""
+		}
+		log.LogAttrs(r.Context(), level, "request", attrs[:n]...)
+	})
+}
+
+// The longest path-with-query and user agent an access-log line keeps, so
+// that a client cannot make one line arbitrarily long.
+const (
+	maxLoggedTarget    = 512
+	maxLoggedUserAgent = 256
+)
+
+// loggedCursor is how much of a cursor the access log keeps: enough to tell
+// cursors apart when reading the log, not the whole signed token.
+const loggedCursor = 12
+
+// logTarget returns the path with its query as the access log shows it:
+// cursors shortened to their first characters and "…", and the whole cut to
+// maxLoggedTarget bytes.
+func logTarget(path, rawQuery string) string {
+	if rawQuery == "" {
+		return truncate(path, maxLoggedTarget)
+	}
+	if !strings.Contains(rawQuery, "cursor=") {
+		return truncate(path+"?"+rawQuery, maxLoggedTarget)
+	}
+	var b strings.Builder
+	b.WriteString(path)
+	sep := byte('?')
+	for pair := range strings.SplitSeq(rawQuery, "&") {
+		b.WriteByte(sep)
+		sep = '&'
+		if v, ok := strings.CutPrefix(pair, "cursor="); ok && len(v) > loggedCursor {
+			pair = "cursor=" + v[:loggedCursor] + "…"
+		}
+		b.WriteString(pair)
+		if b.Len() > maxLoggedTarget {
+			break
+		}
+	}
+	return truncate(b.String(), maxLoggedTarget)
+}
+
+// truncate cuts s to at most n bytes, marking a cut with "…". It may split a
+// multi-byte character; the JSON log handler writes such a byte as U+FFFD.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// peerIP returns the IP of a RemoteAddr ("host:port"), or the whole of it
+// when it has no port.
+func peerIP(remoteAddr string) string {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		return remoteAddr
+	}
+	return host
+}

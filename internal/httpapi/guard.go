@@ -1,0 +1,138 @@
+package httpapi
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cdnapi/cdnapi"
+)
+
+// KeyVerifier checks API keys (internal/auth's Verifier). Verify must not
+// do I/O: it runs on every request.
+type KeyVerifier interface {
+	// Verify returns the ID and project of key when it may be used now:
+	// known, neither revoked nor expired.
+	Verify(key string) (id, project string, ok bool)
+}
+
+// GuardConfig configures NewGuard.
+type GuardConfig struct {
+	// Keys, when set, makes an API key required on the guarded routes;
+	// files are then listed for the key's project. Nil: keys are neither
+	// required nor looked at.
+	Keys KeyVerifier
+	// Limiter, when set, limits requests per client: per API key when
+	// one was verified, else per client address. Nil: no limits.
+	Limiter cdnapi.RateLimiter
+	// Clients finds the client address; nil believes the peer only.
+	Clients *ClientResolver
+}
+
+// guardedRoutes are the routes that keys and limits apply to: the lists.
+// The status, its history, the OpenAPI document and the human pages stay
+// public and unlimited, as does the admin listener, which has no guard.
+var guardedRoutes = map[string]bool{
+	"/api/v1/files":   true,
+	"/api/v1/regions": true,
+	"/api/v1/assets":  true,
+}
+
+// The authentication errors of API.md.
+var (
+	errAuthRequired = cdnapi.Errorf(cdnapi.CodeAuthenticationRequired, "",
+		"this endpoint needs an API key: send the header Authorization: Bearer <key>")
+	errKeyInvalid = cdnapi.Errorf(cdnapi.CodeAPIKeyInvalid, "",
+		"the API key is not valid: it is unknown, revoked or expired")
+	errRateLimited = cdnapi.Errorf(cdnapi.CodeRateLimited, "",
+		"too many requests; retry after the number of seconds in the Retry-After header")
+)
+
+// NewGuard returns a Config.Guard that authenticates and rate-limits the
+// guarded routes and leaves the others alone.
+//
+// A request is counted against its bucket before its key is judged, so
+// that a client guessing keys is limited like any other; a request without
+// a valid key is counted by its address. Every answer of a limited route
+// carries RateLimit-Policy and RateLimit; a refused one is 429 rate_limited
+// with Retry-After, or 401 with WWW-Authenticate.
+func NewGuard(cfg GuardConfig) func(route string, next http.Handler) http.Handler {
+	return func(route string, next http.Handler) http.Handler {
+		if !guardedRoutes[route] || (cfg.Keys == nil && cfg.Limiter == nil) {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := r.Context()
+			addr := cfg.Clients.Resolve(r)
+			if addr.IsValid() {
+				SetClientAddr(ctx, addr.String())
+			}
+			var keyID, project string
+			var authErr error
+			if cfg.Keys != nil {
+				keyID, project, authErr = authenticate(cfg.Keys, r.Header.Get("Authorization"))
+			}
+			if cfg.Limiter != nil {
+				client := "ip:" + addr.String()
+				if keyID != "" {
+					client = "key:" + keyID
+				} else if !addr.IsValid() {
+					client = "peer:" + r.RemoteAddr
+				}
+				d := cfg.Limiter.Take(ctx, client)
+				if d.Limited {
+					setRateHeaders(w.Header(), d)
+					if !d.Allowed {
+						w.Header().Set("Retry-After", strconv.Itoa(max(1, ceilSeconds(d.RetryAfter))))
+						WriteError(w, r, errRateLimited)
+						return
+					}
+				}
+			}
+			if authErr != nil {
+				if authErr == errKeyInvalid {
+					w.Header().Set("WWW-Authenticate", `Bearer realm="cdnapi", error="invalid_token"`)
+				}
+				WriteError(w, r, authErr)
+				return
+			}
+			if keyID != "" {
+				SetKeyID(ctx, keyID)
+				r = r.WithContext(WithProject(ctx, project))
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}
+
+// authenticate checks the Authorization header: a request without bearer
+// credentials needs them; one with a bad key has an invalid one.
+func authenticate(keys KeyVerifier, header string) (id, project string, err error) {
+	scheme, key, found := strings.Cut(header, " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") {
+		return "", "", errAuthRequired
+	}
+	id, project, ok := keys.Verify(strings.TrimSpace(key))
+	if !ok {
+		return "", "", errKeyInvalid
+	}
+	return id, project, nil
+}
+
+// setRateHeaders sets the RateLimit-Policy and RateLimit headers of the
+// IETF httpapi draft, as API.md gives them.
+func setRateHeaders(h http.Header, d cdnapi.RateDecision) {
+	h.Set("RateLimit-Policy", `"default";q=`+strconv.Itoa(d.Burst)+";w="+strconv.Itoa(max(1, ceilSeconds(d.Window))))
+	reset := d.Reset
+	if !d.Allowed {
+		reset = d.RetryAfter
+	}
+	h.Set("RateLimit", `"default";r=`+strconv.Itoa(d.Remaining)+";t="+strconv.Itoa(ceilSeconds(reset)))
+}
+
+// ceilSeconds is d in whole seconds, rounded up.
+func ceilSeconds(d time.Duration) int {
+	return int(math.Ceil(d.Seconds()))
+}

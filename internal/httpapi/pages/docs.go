@@ -1,0 +1,314 @@
+package pages
+
+import (
+	"crypto/sha256"
+	"html/template"
+	"regexp"
+	"strings"
+	"sync"
+)
+
+// The API reference at /docs is generated from the OpenAPI document when the
+// server starts, so it cannot drift from the contract: every operation on
+// both addresses, with its parameters and their limits, its responses with
+// their headers and fields, every schema, error code and example.
+
+// docsView is the reference, arranged for the template.
+type docsView struct {
+	Title, Version string
+	Intro          template.HTML
+	Servers        []serverView
+	Operations     []operationView
+	Responses      []namedView
+	Schemas        []namedView
+}
+
+type serverView struct{ Variable, Default, Description string }
+
+type operationView struct {
+	Anchor, Method, Path, Address string
+	Summary                       string
+	Description                   template.HTML
+	Public                        bool       // no credentials needed when auth is on
+	Also                          []alsoView // HEAD and OPTIONS
+	Parameters                    []paramView
+	Responses                     []responseView
+}
+
+type alsoView struct{ Anchor, Method, Summary string }
+
+type paramView struct {
+	Name, In    string
+	Required    bool
+	Description template.HTML
+	Schema      *fieldView
+}
+
+type responseView struct {
+	Status, Component string // Component: the anchor of the shared response
+	Description       string
+}
+
+// namedView is a component (a response or a schema) shown once and linked
+// to from the operations.
+type namedView struct {
+	Anchor, Name string
+	Description  template.HTML
+	Headers      []headerView
+	Media        string
+	Schema       *fieldView
+}
+
+type headerView struct {
+	Name, Description string
+	Required          bool
+	Schema            *fieldView
+}
+
+// fieldView is a schema, or a field of one: its type, its constraints, and
+// its fields, items or alternatives.
+type fieldView struct {
+	Name        string
+	Required    bool
+	Type        string
+	Link        string // anchor of a named schema this is
+	Constraints []string
+	Description string
+	Fields      []*fieldView
+	Items       *fieldView
+	AllOf       []*fieldView
+	OneOf       []*fieldView
+}
+
+var docsCache sync.Map // sha256 of the document → Page
+
+// MustDocs returns the reference generated from the OpenAPI document in
+// JSON, once per document. It panics on a document it cannot read, which
+// the embedded one is tested not to be.
+func MustDocs(openapiJSON []byte) Page {
+	key := sha256.Sum256(openapiJSON)
+	if p, ok := docsCache.Load(key); ok {
+		return p.(Page)
+	}
+	p, err := Docs(openapiJSON)
+	if err != nil {
+		panic(err)
+	}
+	docsCache.Store(key, p)
+	return p
+}
+
+// Docs generates the reference from the OpenAPI document in JSON.
+func Docs(openapiJSON []byte) (Page, error) {
+	root, err := parseNode(openapiJSON)
+	if err != nil {
+		return Page{}, err
+	}
+	v := docsView{Title: root.str("info", "title"), Version: root.str("info", "version"),
+		Intro: markdown(root.str("info", "description"))}
+	for _, s := range root.get("servers").itemsOf() {
+		for _, name := range s.get("variables").keysOf() {
+			v.Servers = append(v.Servers, serverView{name, s.str("variables", name, "default"), s.str("description")})
+		}
+	}
+	paths := root.get("paths")
+	for _, path := range paths.keysOf() {
+		item := paths.fields[path]
+		address := "API address"
+		if srv := item.get("servers"); srv != nil {
+			var names []string
+			for _, s := range srv.itemsOf() {
+				names = append(names, strings.Trim(s.str("url"), "{}"))
+			}
+			address = addressOf(names)
+		}
+		op := item.get("get")
+		if op == nil {
+			continue
+		}
+		ov := operationView{Anchor: op.str("operationId"), Method: "GET", Path: path, Address: address,
+			Summary: op.str("summary"), Description: markdown(op.str("description"))}
+		if sec := op.get("security"); sec != nil && len(sec.items) == 0 {
+			ov.Public = true
+		}
+		for _, m := range []string{"head", "options"} {
+			if o := item.get(m); o != nil {
+				ov.Also = append(ov.Also, alsoView{o.str("operationId"), strings.ToUpper(m), o.str("summary")})
+			}
+		}
+		for _, p := range op.get("parameters").itemsOf() {
+			p, _ = root.resolve(p)
+			ov.Parameters = append(ov.Parameters, paramView{Name: p.str("name"), In: p.str("in"),
+				Required: p.get("required").text() == "true", Description: markdown(p.str("description")),
+				Schema: root.field(p.get("schema"), 0)})
+		}
+		responses := op.get("responses")
+		for _, status := range responses.keysOf() {
+			r, name := root.resolve(responses.fields[status])
+			ov.Responses = append(ov.Responses, responseView{Status: status, Component: "response-" + name,
+				Description: firstSentence(r.str("description"))})
+		}
+		v.Operations = append(v.Operations, ov)
+	}
+	responses := root.get("components", "responses")
+	for _, name := range responses.keysOf() {
+		r := responses.fields[name]
+		nv := namedView{Anchor: "response-" + name, Name: name, Description: markdown(r.str("description"))}
+		headers := r.get("headers")
+		for _, h := range headers.keysOf() {
+			hv, _ := root.resolve(headers.fields[h])
+			nv.Headers = append(nv.Headers, headerView{Name: h, Description: hv.str("description"),
+				Required: hv.get("required").text() == "true", Schema: root.field(hv.get("schema"), 0)})
+		}
+		content := r.get("content")
+		for _, media := range content.keysOf() {
+			nv.Media = media
+			nv.Schema = root.field(content.fields[media].get("schema"), 0)
+		}
+		v.Responses = append(v.Responses, nv)
+	}
+	schemas := root.get("components", "schemas")
+	for _, name := range schemas.keysOf() {
+		s := schemas.fields[name]
+		f := root.expand(s, 0)
+		v.Schemas = append(v.Schemas, namedView{Anchor: "schema-" + name, Name: name, Schema: f})
+	}
+	return render(v.Title+" reference", docsStyle, "", execute(docsMain, v)), nil
+}
+
+// addressOf names the addresses of a path's servers.
+func addressOf(vars []string) string {
+	var names []string
+	for _, v := range vars {
+		switch v {
+		case "base_url":
+			names = append(names, "API address")
+		case "edge_url":
+			names = append(names, "edge address")
+		default:
+			names = append(names, v)
+		}
+	}
+	return strings.Join(names, " and ")
+}
+
+// field describes schema s: a reference to a named schema is a link to it;
+// anything else is expanded.
+func (root *node) field(s *node, depth int) *fieldView {
+	if s == nil {
+		return nil
+	}
+	if ref := s.str("$ref"); strings.HasPrefix(ref, "#/components/schemas/") {
+		name := strings.TrimPrefix(ref, "#/components/schemas/")
+		return &fieldView{Type: name, Link: "schema-" + name}
+	}
+	return root.expand(s, depth)
+}
+
+// expand describes schema s with its constraints, fields, items and
+// alternatives.
+func (root *node) expand(s *node, depth int) *fieldView {
+	f := &fieldView{Description: s.str("description")}
+	if depth > 8 {
+		return f
+	}
+	if t := s.get("type"); t != nil {
+		f.Type = strings.ReplaceAll(t.text(), ", ", " or ")
+	}
+	for _, c := range constraintKeys {
+		if v := s.get(c.key); v != nil {
+			f.Constraints = append(f.Constraints, c.label+" "+v.text())
+		}
+	}
+	if ap := s.get("additionalProperties"); ap != nil && ap.text() == "false" {
+		f.Constraints = append(f.Constraints, "no other fields")
+	}
+	required := map[string]bool{}
+	for _, r := range s.get("required").itemsOf() {
+		required[r.text()] = true
+	}
+	props := s.get("properties")
+	for _, name := range props.keysOf() {
+		sub := root.field(props.fields[name], depth+1)
+		sub.Name, sub.Required = name, required[name]
+		f.Fields = append(f.Fields, sub)
+	}
+	f.Items = root.field(s.get("items"), depth+1)
+	for _, a := range s.get("allOf").itemsOf() {
+		f.AllOf = append(f.AllOf, root.field(a, depth+1))
+	}
+	for _, a := range s.get("oneOf").itemsOf() {
+		f.OneOf = append(f.OneOf, root.field(a, depth+1))
+	}
+	for i, p := range s.get("prefixItems").itemsOf() {
+		sub := root.field(p, depth+1)
+		sub.Name = "item " + string(rune('1'+i))
+		f.Fields = append(f.Fields, sub)
+	}
+	return f
+}
+
+// constraintKeys are the schema keywords shown as constraints, in order.
+var constraintKeys = []struct{ key, label string }{
+	{"const", "always"}, {"enum", "one of:"}, {"format", "format"}, {"pattern", "pattern"},
+	{"minimum", "minimum"}, {"maximum", "maximum"}, {"minLength", "min length"}, {"maxLength", "max length"},
+	{"minItems", "min items"}, {"maxItems", "max items"}, {"default", "default"}, {"examples", "example:"},
+}
+
+func (n *node) keysOf() []string {
+	if n == nil {
+		return nil
+	}
+	return n.keys
+}
+
+func (n *node) itemsOf() []*node {
+	if n == nil {
+		return nil
+	}
+	return n.items
+}
+
+var (
+	inlineCode = regexp.MustCompile("`([^`]+)`")
+	mdHeading  = regexp.MustCompile(`^(#{1,4}) (.*)$`)
+)
+
+// markdown renders the little Markdown the document uses: paragraphs,
+// headings, "- " lists and `code`. Everything is escaped first.
+func markdown(s string) template.HTML {
+	var b strings.Builder
+	inline := func(t string) string {
+		return inlineCode.ReplaceAllString(template.HTMLEscapeString(t), "<code>$1</code>")
+	}
+	for _, block := range strings.Split(strings.TrimSpace(s), "\n\n") {
+		lines := strings.Split(strings.TrimSpace(block), "\n")
+		if m := mdHeading.FindStringSubmatch(lines[0]); m != nil {
+			b.WriteString("<h3>" + inline(m[2]) + "</h3>\n")
+			lines = lines[1:]
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		if strings.HasPrefix(lines[0], "- ") {
+			b.WriteString("<ul>")
+			for _, l := range strings.Split(strings.Join(lines, "\n"), "\n- ") {
+				b.WriteString("<li>" + inline(strings.TrimPrefix(l, "- ")) + "</li>")
+			}
+			b.WriteString("</ul>\n")
+			continue
+		}
+		b.WriteString("<p>" + inline(strings.Join(lines, "\n")) + "</p>\n")
+	}
+	return template.HTML(b.String())
+}
+
+// firstSentence shortens a description for the table of an operation; the
+// shared response below has it whole.
+func firstSentence(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if i := strings.Index(s, ". "); i > 0 {
+		return s[:i+1]
+	}
+	return s
+}

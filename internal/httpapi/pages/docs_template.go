@@ -1,0 +1,66 @@
+package pages
+
+import "html/template"
+
+const docsStyle = baseStyle +
+	`.layout{display:grid;grid-template-columns:15rem minmax(0,1fr);gap:2rem;max-width:80rem;margin:0 auto;padding:1rem}` +
+	`.toc{position:sticky;top:0;align-self:start;max-height:100vh;overflow:auto;font-size:.875rem;padding-top:1rem}` +
+	`.toc ul{list-style:none;padding:0;margin:0 0 1rem}.toc li{margin:.2rem 0}` +
+	`@media (max-width:50rem){.layout{grid-template-columns:minmax(0,1fr)}.toc{position:static;max-height:none}}` +
+	`.op{border:1px solid var(--line);border-radius:8px;padding:0 1rem 1rem;margin:1.5rem 0}` +
+	`.op h3{display:flex;gap:.5rem;flex-wrap:wrap;align-items:baseline}.m{font:700 .8rem ui-monospace,monospace;background:#ddf4ff;color:#0550ae;padding:.1rem .4rem;border-radius:4px}` +
+	`.addr{font-size:.8rem;color:var(--muted)}dl.f{margin:.25rem 0 .25rem .5rem;padding-left:.75rem;border-left:2px solid var(--line)}` +
+	`dl.f dt{font-family:ui-monospace,monospace;font-size:.875rem;margin-top:.4rem;overflow-wrap:anywhere}dl.f dd{margin:0}` +
+	`.req{color:#cf222e;font-size:.75rem}.ty{color:#8250df;font-size:.8rem}.c{font-size:.8rem;color:var(--muted);overflow-wrap:anywhere}` +
+	`.scroll{overflow-x:auto}`
+
+var docsMain = template.Must(template.New("docs").Parse(`{{define "field"}}{{if .Link}}<a class="ty" href="#{{.Link}}">{{.Type}}</a>{{else}}{{if .Type}}<span class="ty">{{.Type}}</span>{{end}}{{end}}
+{{range .Constraints}} <span class="c">{{.}}</span>{{end}}{{if .Description}}<br>{{.Description}}{{end}}
+{{if .Fields}}<dl class="f">{{range .Fields}}<dt>{{.Name}}{{if .Required}} <span class="req">required</span>{{end}}</dt><dd>{{template "field" .}}</dd>{{end}}</dl>{{end}}
+{{if .Items}}<dl class="f"><dt>items</dt><dd>{{template "field" .Items}}</dd></dl>{{end}}
+{{if .AllOf}}<dl class="f"><dt>all of</dt>{{range .AllOf}}<dd>{{template "field" .}}</dd>{{end}}</dl>{{end}}
+{{if .OneOf}}<dl class="f"><dt>one of</dt>{{range .OneOf}}<dd>{{template "field" .}}</dd>{{end}}</dl>{{end}}
+{{end}}<div class="layout">
+<nav class="toc" aria-label="Reference">
+<h2>Contents</h2>
+<ul><li><a href="#overview">Overview</a></li></ul>
+<h3>Operations</h3>
+<ul>{{range .Operations}}<li><a href="#{{.Anchor}}">{{.Method}} {{.Path}}</a></li>{{end}}</ul>
+<h3>Responses</h3>
+<ul>{{range .Responses}}<li><a href="#{{.Anchor}}">{{.Name}}</a></li>{{end}}</ul>
+<h3>Schemas</h3>
+<ul>{{range .Schemas}}<li><a href="#{{.Anchor}}">{{.Name}}</a></li>{{end}}</ul>
+</nav>
+<main id="main">
+<h1>{{.Title}} <span class="muted">{{.Version}}</span></h1>
+<p>Generated from the <a href="/api/v1/openapi.json">OpenAPI document</a>, the contract every answer is tested against.</p>
+<section id="overview" aria-labelledby="h-overview"><h2 id="h-overview">Overview</h2>
+{{.Intro}}
+<h3>Servers</h3>
+<table><tr><th>Variable</th><th>Default</th><th>What</th></tr>
+{{range .Servers}}<tr><td><code>{{.Variable}}</code></td><td><code>{{.Default}}</code></td><td>{{.Description}}</td></tr>{{end}}
+</table></section>
+<section aria-labelledby="h-ops"><h2 id="h-ops">Operations</h2>
+{{range .Operations}}<article class="op" id="{{.Anchor}}">
+<h3><span class="m">{{.Method}}</span> <code>{{.Path}}</code> <span class="addr">on the {{.Address}}{{if .Public}}, public{{end}}</span></h3>
+<p>{{.Summary}}</p>{{.Description}}
+{{if .Also}}<ul>{{range .Also}}<li id="{{.Anchor}}"><span class="m">{{.Method}}</span>: {{.Summary}}</li>{{end}}</ul>{{end}}
+{{if .Parameters}}<h4>Query parameters</h4><dl class="f">{{range .Parameters}}<dt>{{.Name}}{{if .Required}} <span class="req">required</span>{{end}} <span class="c">in {{.In}}</span></dt><dd>{{.Description}}{{with .Schema}}{{template "field" .}}{{end}}</dd>{{end}}</dl>
+{{else}}<p class="c">Takes no query parameters.</p>{{end}}
+<h4>Responses</h4><div class="scroll"><table><tr><th>Status</th><th>Response</th><th>What</th></tr>
+{{range .Responses}}<tr><td>{{.Status}}</td><td><a href="#{{.Component}}">{{slice .Component 9}}</a></td><td>{{.Description}}</td></tr>{{end}}
+</table></div>
+</article>
+{{end}}</section>
+<section aria-labelledby="h-responses"><h2 id="h-responses">Responses</h2>
+{{range .Responses}}<article id="{{.Anchor}}"><h3>{{.Name}}</h3>{{.Description}}
+{{if .Headers}}<h4>Headers</h4><dl class="f">{{range .Headers}}<dt>{{.Name}}{{if .Required}} <span class="req">required</span>{{end}}</dt><dd>{{.Description}}{{with .Schema}} {{template "field" .}}{{end}}</dd>{{end}}</dl>{{end}}
+{{if .Media}}<h4>Body <span class="c">{{.Media}}</span></h4>{{with .Schema}}{{template "field" .}}{{end}}{{else}}<p class="c">No body.</p>{{end}}
+</article>
+{{end}}</section>
+<section aria-labelledby="h-schemas"><h2 id="h-schemas">Schemas</h2>
+{{range .Schemas}}<article id="{{.Anchor}}"><h3>{{.Name}}</h3>{{with .Schema}}{{template "field" .}}{{end}}</article>
+{{end}}</section>
+</main>
+</div>
+`))

@@ -1,0 +1,213 @@
+package pages
+
+import (
+	"cmp"
+	"fmt"
+	"html/template"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cdnapi/cdnapi"
+)
+
+// StatusData is what the status page shows. The live document always comes
+// from memory; the parts read from the store are nil, with their error flag
+// set, when the store could not answer.
+type StatusData struct {
+	Doc cdnapi.StatusDocument
+	Now time.Time
+
+	Regions    []cdnapi.Region
+	RegionsErr bool
+
+	Incidents  []cdnapi.Incident // newest first
+	Uptime     []cdnapi.Uptime   // in the order of Doc.Components
+	HistoryErr bool
+
+	// Refresh is how often the page's script reloads it; 0 leaves the
+	// script out.
+	Refresh time.Duration
+}
+
+// statusStyle colours each state with a text colour and a bar colour that
+// keep 4.5:1 (text) and 3:1 (bars) against white; the state is always
+// written out as well.
+const statusStyle = baseStyle +
+	`.banner{color:#fff;border-radius:8px;padding:1rem 1.25rem;margin:1rem 0;font-size:1.25rem;font-weight:600}` +
+	`.b-operational{background:#1a7f37}.b-under_maintenance{background:#0969da}.b-degraded_performance{background:#9a6700}` +
+	`.b-partial_outage{background:#bc4c00}.b-major_outage{background:#cf222e}` +
+	`.t-operational{color:#1a7f37}.t-under_maintenance{color:#0969da}.t-degraded_performance{color:#9a6700}` +
+	`.t-partial_outage{color:#bc4c00}.t-major_outage{color:#cf222e}` +
+	`.comp{border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;margin:.75rem 0}` +
+	`.comp h3{margin:0;font-size:1rem;display:flex;justify-content:space-between;gap:.5rem;flex-wrap:wrap}` +
+	`.state{font-weight:600}.up{font-size:.875rem;color:var(--muted);margin:.25rem 0}` +
+	`ol.bars{list-style:none;display:flex;gap:1px;padding:0;margin:.5rem 0 .25rem;height:2rem}` +
+	`ol.bars li{flex:1;min-width:0;border-radius:1px;position:relative}` +
+	`ol.bars li span{display:none;position:absolute;bottom:2.3rem;left:50%;transform:translateX(-50%);white-space:nowrap;` +
+	`background:#1f2328;color:#fff;font-size:.8rem;padding:.2rem .45rem;border-radius:4px;z-index:2}` +
+	`ol.bars li:nth-child(-n+20) span{left:0;transform:none}ol.bars li:nth-last-child(-n+20) span{left:auto;right:0;transform:none}` +
+	`ol.bars li:hover span,ol.bars li:focus span{display:block}` +
+	`.d-operational{background:#2da44e}.d-under_maintenance{background:#0969da}.d-degraded_performance{background:#bf8700}` +
+	`.d-partial_outage{background:#e16f24}.d-major_outage{background:#cf222e}.d-none{background:#afb8c1}` +
+	`.axis{display:flex;justify-content:space-between;font-size:.75rem;color:var(--muted)}` +
+	`.zones{display:grid;grid-template-columns:repeat(auto-fill,minmax(16rem,1fr));gap:.25rem 1.5rem}` +
+	`.zones ul{list-style:none;padding:0;margin:0}.zones li{display:flex;justify-content:space-between;gap:.5rem;padding:.15rem 0;border-bottom:1px solid var(--line)}` +
+	`.inc{border-left:4px solid var(--line);padding:.25rem .75rem;margin:.75rem 0}.inc p{margin:.2rem 0}` +
+	`.notice{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:.5rem .75rem}`
+
+// statusScript refreshes the page every data-refresh seconds: it fetches
+// the page again and swaps in its main element, keeping the reader's place.
+// It waits while focus is inside main, so that a keyboard user's position is
+// not lost, and says so when the server cannot be reached.
+const statusScript = `(function(){var m=document.getElementById('main'),s=+m.getAttribute('data-refresh')||10;` +
+	`setInterval(function(){if(m.contains(document.activeElement)&&document.activeElement!==m)return;` +
+	`fetch(location.pathname,{cache:'no-store'}).then(function(r){if(!r.ok)throw r.status;return r.text()}).then(function(t){` +
+	`var n=new DOMParser().parseFromString(t,'text/html').getElementById('main');if(n){m.replaceWith(n);m=n}` +
+	`}).catch(function(){var u=document.getElementById('updated');if(u)u.textContent='Cannot reach the server; this is the last state it reported.'})` +
+	`},s*1000)})();`
+
+var statusMain = template.Must(template.New("status").Funcs(template.FuncMap{
+	"label": statusLabel,
+	"ts":    func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") },
+	"iso":   cdnapi.Timestamp,
+	"pct":   percent,
+	"day":   func(t time.Time) string { return t.Format("2 Jan 2006") },
+	"span":  duration,
+}).Parse(`<main id="main" class="wrap"{{if .Refresh}} data-refresh="{{.RefreshSeconds}}"{{end}}>
+<h1>cdnapi status</h1>
+<p class="banner b-{{.Doc.Status}}" role="status">{{.Headline}}</p>
+<p class="muted" id="updated">Updated <time datetime="{{iso .Doc.UpdatedAt}}">{{ts .Doc.UpdatedAt}}</time> by {{.Doc.Region}}.{{if .Refresh}} This page refreshes itself every {{.RefreshSeconds}} seconds.{{else}} Reload for the latest.{{end}}</p>
+{{if .HistoryErr}}<p class="notice" id="history-unavailable">History is unavailable: storage is not answering. The states below are live; uptime and incidents come back with storage.</p>{{end}}
+<section aria-labelledby="h-components">
+<h2 id="h-components">Components</h2>
+{{range .Components}}<div class="comp">
+<h3><span>{{.Name}}</span> <span class="state t-{{.Status}}">{{label .Status}}</span></h3>
+{{if .Uptime}}<p class="up">Uptime: {{pct .Uptime.Short}} over 30 days, {{pct .Uptime.Long}} over 90 days.</p>
+<ol class="bars" aria-label="{{.Name}}: daily state over 90 days, oldest first">{{range .Uptime.Days}}<li tabindex="0" class="d-{{if lt .Percent 0.0}}none{{else}}{{.Worst}}{{end}}"><span>{{day .Date}}: {{if lt .Percent 0.0}}no data{{else}}{{pct .Percent}} up{{if ne .Worst "operational"}}, {{label .Worst}}{{end}}{{end}}</span></li>{{end}}</ol>
+<div class="axis" aria-hidden="true"><span>90 days ago</span><span>Today</span></div>{{end}}
+</div>
+{{end}}</section>
+<section aria-labelledby="h-incidents">
+<h2 id="h-incidents">Incidents</h2>
+{{if .HistoryErr}}<p>Unavailable while storage is down.</p>{{else if not .Incidents}}<p>No incidents in the last 90 days.</p>{{else}}
+{{range .Incidents}}<article class="inc">
+<h3>{{.Component}}: <span class="t-{{.Status}}">{{label .Status}}</span>{{if .Open}} <span class="state">(ongoing)</span>{{end}}</h3>
+{{if .Message}}<p>{{.Message}}</p>{{end}}
+<p class="muted">Started <time datetime="{{iso .StartedAt}}">{{ts .StartedAt}}</time>{{if .Open}}, ongoing for {{span .StartedAt $.Now}}{{else}}, resolved <time datetime="{{iso .ResolvedAt}}">{{ts .ResolvedAt}}</time> after {{span .StartedAt .ResolvedAt}}{{end}}.</p>
+</article>
+{{end}}{{end}}
+</section>
+<section aria-labelledby="h-regions">
+<h2 id="h-regions">Regions</h2>
+{{if .RegionsErr}}<p>Unavailable while storage is down.</p>{{else if not .Zones}}<p>No regions yet.</p>{{else}}<div class="zones">
+{{range .Zones}}<div><h3>{{.Name}}</h3><ul>{{range .Regions}}<li><span>{{.Name}} <span class="muted">{{.Code}}</span></span><span class="t-{{.Status}}">{{label .Status}}</span></li>{{end}}</ul></div>
+{{end}}</div>{{end}}
+</section>
+<footer>Machine-readable: <a href="/api/v1/status">status</a>, <a href="/api/v1/status/incidents">incidents</a>, <a href="/api/v1/status/uptime">uptime</a>.</footer>
+</main>
+`))
+
+// statusView is StatusData arranged for the template.
+type statusView struct {
+	StatusData
+	Headline       string
+	RefreshSeconds int
+	Components     []componentView
+	Zones          []zoneView
+}
+
+type componentView struct {
+	Name   string
+	Status cdnapi.Status
+	Uptime *cdnapi.Uptime
+}
+
+type zoneView struct {
+	Name    string
+	Regions []cdnapi.Region
+}
+
+// Status renders the status page of d.
+func Status(d StatusData) Page {
+	v := statusView{StatusData: d, Headline: headline(d.Doc.Status), RefreshSeconds: int(d.Refresh / time.Second)}
+	if d.Refresh > 0 && v.RefreshSeconds < 1 {
+		v.RefreshSeconds = 1
+	}
+	for _, c := range d.Doc.Components {
+		cv := componentView{Name: c.Name, Status: c.Status}
+		for i := range d.Uptime {
+			if d.Uptime[i].Component == c.Name {
+				cv.Uptime = &d.Uptime[i]
+			}
+		}
+		v.Components = append(v.Components, cv)
+	}
+	for _, r := range d.Regions {
+		i := slices.IndexFunc(v.Zones, func(z zoneView) bool { return z.Name == r.Zone })
+		if i < 0 {
+			v.Zones = append(v.Zones, zoneView{Name: r.Zone})
+			i = len(v.Zones) - 1
+		}
+		v.Zones[i].Regions = append(v.Zones[i].Regions, r)
+	}
+	slices.SortFunc(v.Zones, func(a, b zoneView) int { return cmp.Compare(a.Name, b.Name) })
+	script := ""
+	if d.Refresh > 0 {
+		script = statusScript
+	}
+	return render(headline(d.Doc.Status)+" · cdnapi status", statusStyle, script, execute(statusMain, v))
+}
+
+// headline is the banner's sentence for the overall status.
+func headline(s cdnapi.Status) string {
+	switch s {
+	case cdnapi.StatusOperational:
+		return "All systems operational"
+	case cdnapi.StatusUnderMaintenance:
+		return "Under maintenance"
+	case cdnapi.StatusDegradedPerformance:
+		return "Degraded performance"
+	case cdnapi.StatusPartialOutage:
+		return "Partial outage"
+	case cdnapi.StatusMajorOutage:
+		return "Major outage"
+	}
+	return "Unknown"
+}
+
+// statusLabel writes a status for people: "partial_outage" is "Partial outage".
+func statusLabel(s cdnapi.Status) string {
+	t := strings.ReplaceAll(string(s), "_", " ")
+	if t == "" {
+		return ""
+	}
+	return strings.ToUpper(t[:1]) + t[1:]
+}
+
+// percent writes an uptime figure: two decimals, but never 100.00% for a
+// day that was not fully up.
+func percent(p float64) string {
+	if p < 0 {
+		return "no data"
+	}
+	s := fmt.Sprintf("%.2f%%", p)
+	if s == "100.00%" && p < 100 {
+		s = "99.99%"
+	}
+	return s
+}
+
+// duration writes the time from a to b roughly: "3 min", "2 h 5 min", "4 days".
+func duration(a, b time.Time) string {
+	d := b.Sub(a).Round(time.Minute)
+	switch {
+	case d < time.Minute:
+		return "under a minute"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%d days", int(d.Hours()/24))
+}

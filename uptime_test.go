@@ -1,0 +1,60 @@
+package cdnapi
+
+import (
+	"testing"
+	"time"
+)
+
+func TestComputeUptime(t *testing.T) {
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	day := 24 * time.Hour
+	inc := func(component string, s Status, start, end time.Duration) Incident {
+		i := Incident{Component: component, Status: s, StartedAt: now.Add(-start)}
+		if end > 0 {
+			i.ResolvedAt = now.Add(-end)
+		}
+		return i
+	}
+	tests := []struct {
+		name        string
+		incidents   []Incident
+		since       time.Time
+		short, long float64 // of Storage
+		today       Status  // worst of Storage today
+		firstDay    float64 // percent of the oldest bar
+	}{
+		{"no incidents, 90 days of history", nil, now.Add(-100 * day), 100, 100, StatusOperational, 100},
+		{"three days down in the last 30", []Incident{inc(ComponentStorage, StatusMajorOutage, 10*day, 7*day)},
+			now.Add(-100 * day), 90, 100 - 100*3.0/90, StatusOperational, 100},
+		{"history of ten days", []Incident{inc(ComponentStorage, StatusPartialOutage, 5*day, 4*day)},
+			now.Add(-10 * day), 90, 90, StatusOperational, -1},
+		{"open for the last six hours", []Incident{inc(ComponentStorage, StatusDegradedPerformance, 6*time.Hour, 0)},
+			now.Add(-100 * day), 100 - 100*0.25/30, 100 - 100*0.25/90, StatusDegradedPerformance, 100},
+		{"other components do not count", []Incident{inc(ComponentAPI, StatusMajorOutage, 6*time.Hour, 0)},
+			now.Add(-100 * day), 100, 100, StatusOperational, 100},
+		{"nothing recorded", nil, now, -1, -1, StatusOperational, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ComputeUptime(tt.incidents, tt.since, now)
+			if len(got) != len(Components) {
+				t.Fatalf("%d components", len(got))
+			}
+			s := got[2]
+			if s.Component != ComponentStorage || len(s.Days) != UptimeDays {
+				t.Fatalf("third is %s with %d days", s.Component, len(s.Days))
+			}
+			near := func(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+			if !near(s.Short, tt.short) || !near(s.Long, tt.long) {
+				t.Errorf("uptime %v / %v, want %v / %v", s.Short, s.Long, tt.short, tt.long)
+			}
+			last := s.Days[UptimeDays-1]
+			if !last.Date.Equal(now.Truncate(day)) || last.Worst != tt.today {
+				t.Errorf("today %v %s, want %v %s", last.Date, last.Worst, now.Truncate(day), tt.today)
+			}
+			if !near(s.Days[0].Percent, tt.firstDay) {
+				t.Errorf("first day %v, want %v", s.Days[0].Percent, tt.firstDay)
+			}
+		})
+	}
+}
