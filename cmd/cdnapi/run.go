@@ -31,12 +31,9 @@ var commands = []command{
 	{"prune", "delete assets older than a given age", runPrune},
 	{"regions", "list regions, or set the status of one", runRegions},
 	{"status", "show or set component statuses by hand", runStatus},
-<<<<<<< HEAD
-	{"version", "print the version, VCS revision and Go version of this build", runVersion},
-=======
 	{"keys", "create, list or revoke API keys", runKeys},
 	{"get", "read files, assets, regions or the status from a running API", runGet},
->>>>>>> main
+	{"version", "print the version, VCS revision and Go version of this build", runVersion},
 }
 
 // run is the whole program: main passes it the process's arguments, without

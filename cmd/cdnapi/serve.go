@@ -7,18 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-<<<<<<< HEAD
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-
-	"github.com/cdnapi/cdnapi"
-	"github.com/cdnapi/cdnapi/api"
 	"github.com/cdnapi/cdnapi/internal/buildinfo"
-	"github.com/cdnapi/cdnapi/internal/demo"
-	"github.com/cdnapi/cdnapi/internal/health"
-	"github.com/cdnapi/cdnapi/internal/httpapi"
-=======
->>>>>>> main
 	"github.com/cdnapi/cdnapi/internal/ingest"
 	"github.com/cdnapi/cdnapi/internal/retention"
 )
@@ -108,17 +97,12 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-<<<<<<< HEAD
-	build := buildinfo.Read()
-	logger.Info("starting", "version", build.Version, "revision", build.RevisionLabel(), "go_version", build.GoVersion)
-	if !ingest.ValidProject(*project) {
-		return usageError{fmt.Sprintf("--project %q: want 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", *project)}
-=======
 	logger, err := newLogger(env.stderr, cfg.logFormat, cfg.logLevel)
 	if err != nil {
 		return err
->>>>>>> main
 	}
+	build := buildinfo.Read()
+	logger.Info("starting", "version", build.Version, "revision", build.RevisionLabel(), "go_version", build.GoVersion)
 	st, err := cfg.db.openMigrated(ctx)
 	if err != nil {
 		return err
@@ -128,81 +112,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-<<<<<<< HEAD
-	var pruner *retention.Pruner // nil: keep every asset
-	if *keepAssets > 0 {
-		pruner = retention.New(st, retention.Config{Retention: *keepAssets, Interval: *pruneEvery, Logger: logger})
-	}
-
-	ls := []*listener{{name: "api", addr: *apiAddr}, {name: "edge", addr: *edgeAddr}, {name: "admin", addr: *adminAddr}}
-	if err := listenAll(ls); err != nil {
-		return err
-	}
-
-	status := health.New(st, health.Config{
-		Region:                 *region,
-		Interval:               *interval,
-		UploadHealthURL:        *uploadURL,
-		VirusScanningHealthURL: *virusURL,
-		Logger:                 logger,
-	})
-	status.Evaluate(ctx)
-
-	var draining atomic.Bool
-	registry := prometheus.NewRegistry()
-	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	build.Register(registry)
-	metrics := httpapi.NewMetrics(registry)
-	cfg := httpapi.Config{
-		Store:        st,
-		Cursors:      codec,
-		Status:       status,
-		Project:      *project,
-		Logger:       logger,
-		Metrics:      metrics,
-		StoreTimeout: *storeTimeout,
-		PageCacheTTL: *pageTTL,
-		CORSOrigins:  strings.Split(*origins, ","),
-		OpenAPI:      api.JSON(),
-	}
-	ls[0].srv = newServer(httpapi.NewAPI(cfg), logger)
-	ls[1].srv = newServer(httpapi.NewEdge(cfg), logger)
-	ls[2].srv = newServer(httpapi.NewAdmin(httpapi.AdminConfig{
-		Store: st, Gatherer: registry, Logger: logger, Metrics: metrics, Draining: draining.Load,
-	}), logger)
-
-	evalCtx, stopEval := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopEval()
-	go status.Run(evalCtx)
-
-	// The pruner works in the background until shutdown begins; the store
-	// closes only after it has stopped.
-	pruneCtx, stopPruning := context.WithCancel(context.WithoutCancel(ctx))
-	var pruning sync.WaitGroup
-	defer func() {
-		stopPruning()
-		pruning.Wait()
-	}()
-	if pruner != nil {
-		pruning.Go(func() { pruner.Run(pruneCtx) })
-	}
-
-	err = serveUntilDone(ctx, logger, ls, drainPolicy{
-		begin: func() {
-			// Report maintenance and fail /readyz while draining, so that
-			// load balancers take the process out before it closes.
-			draining.Store(true)
-			status.SetDraining()
-			stopPruning()
-		},
-		delay:   *drainDelay,
-		timeout: *drain,
-	})
-	stopEval()
-	pruning.Wait()
-=======
 	err = svc.run(ctx)
->>>>>>> main
 	logger.Info("stopped")
 	return err
 }
