@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cdnapi/cdnapi/internal/buildinfo"
 	"github.com/cdnapi/cdnapi/internal/ingest"
 	"github.com/cdnapi/cdnapi/internal/logbuf"
 	"github.com/cdnapi/cdnapi/internal/retention"
@@ -101,6 +102,8 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	build := buildinfo.Read()
+	logger.Info("starting", "version", build.Version, "revision", build.RevisionLabel(), "go_version", build.GoVersion)
 	// The access log goes through a buffer, written out when full, every
 	// second and when serve stops: one write per request would cost more
 	// than the hot page itself.
