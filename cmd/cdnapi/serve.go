@@ -111,6 +111,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		UploadHealthURL:        *uploadURL,
 		VirusScanningHealthURL: *virusURL,
 		History:                st,
+		APIStatus:              guard.apiStatus,
 		Logger:                 logger,
 	})
 	status.Evaluate(ctx)
@@ -118,6 +119,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	var draining atomic.Bool
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registry.MustRegister(guard.collectors...)
 	metrics := httpapi.NewMetrics(registry)
 	cfg := httpapi.Config{
 		Store:   st,

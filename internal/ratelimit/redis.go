@@ -28,10 +28,9 @@ const DefaultRedisCheckInterval = time.Second
 
 // RedisOptions tunes a Redis limiter. Zero fields take their defaults.
 type RedisOptions struct {
-	Timeout       time.Duration         // DefaultRedisTimeout
-	CheckInterval time.Duration         // DefaultRedisCheckInterval
-	Logger        *slog.Logger          // outages, once each; discarded if nil
-	Registerer    prometheus.Registerer // metrics; none if nil
+	Timeout       time.Duration // DefaultRedisTimeout
+	CheckInterval time.Duration // DefaultRedisCheckInterval
+	Logger        *slog.Logger  // outages, once each; discarded if nil
 }
 
 // Redis keeps the buckets in Redis, so every process that shares it
@@ -98,9 +97,6 @@ func NewRedis(url string, p Policy, opts RedisOptions) (*Redis, error) {
 		}),
 	}
 	r.up.Set(1)
-	if opts.Registerer != nil {
-		opts.Registerer.MustRegister(r.unlimited, r.up)
-	}
 	return r, nil
 }
 
@@ -191,6 +187,11 @@ func (r *Redis) Status() cdnapi.Status {
 		return cdnapi.StatusDegradedPerformance
 	}
 	return cdnapi.StatusOperational
+}
+
+// Collectors returns the limiter's metrics, for a registry.
+func (r *Redis) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{r.unlimited, r.up}
 }
 
 // Close closes the connections to Redis.

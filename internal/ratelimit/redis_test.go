@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/cdnapi/cdnapi"
@@ -84,10 +83,8 @@ func TestRedisSharedBucket(t *testing.T) {
 func TestRedisOutage(t *testing.T) {
 	srv := redistest.Start(t)
 	var logs lockedBuffer
-	reg := prometheus.NewRegistry()
 	r := newRedis(t, srv.URL, Policy{Rate: 1, Burst: 5}, RedisOptions{
 		Logger:        slog.New(slog.NewTextHandler(&logs, nil)),
-		Registerer:    reg,
 		CheckInterval: 50 * time.Millisecond,
 	})
 	ctx, cancel := context.WithCancel(t.Context())
