@@ -19,13 +19,23 @@ type listener struct {
 	l    net.Listener
 }
 
-// listenAll binds every address before anything is served, so that a port
-// in use ends the program at once with one clear line.
-func listenAll(ls []*listener) error {
-	for i, l := range ls {
+// listeners are serve's three addresses: the public API, the public edge,
+// and the private admin one.
+type listeners struct {
+	api, edge, admin *listener
+}
+
+// all returns the listeners in the order they are bound and logged.
+func (ls listeners) all() []*listener { return []*listener{ls.api, ls.edge, ls.admin} }
+
+// listen binds every address before anything is served, so that a port in
+// use ends the program at once with one clear line.
+func (ls listeners) listen() error {
+	all := ls.all()
+	for i, l := range all {
 		var err error
 		if l.l, err = net.Listen("tcp", l.addr); err != nil {
-			for _, bound := range ls[:i] {
+			for _, bound := range all[:i] {
 				bound.l.Close()
 			}
 			return fmt.Errorf("listen on %s: %w", l.addr, errors.Unwrap(err))

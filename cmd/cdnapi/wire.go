@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/api"
+	"github.com/cdnapi/cdnapi/internal/demo"
+	"github.com/cdnapi/cdnapi/internal/health"
+	"github.com/cdnapi/cdnapi/internal/httpapi"
+	"github.com/cdnapi/cdnapi/internal/retention"
+)
+
+// The size of the demo data that serve --demo writes into an empty store:
+// enough for several pages of every list, small enough to write in a blink.
+const (
+	demoFiles  = 2500
+	demoAssets = 10000
+)
+
+// service is serve's parts, wired and listening, ready to run.
+type service struct {
+	logger    *slog.Logger
+	listeners listeners
+	status    *health.Evaluator
+	pruner    *retention.Pruner // nil: keep every asset
+	guard     *guard
+	draining  *atomic.Bool // read by /readyz
+	drain     drainPolicy  // begin is set by run
+}
+
+// wireServe builds everything serve runs from cfg and the open store, and
+// binds the listeners' addresses. Nothing runs until service.run.
+func wireServe(ctx context.Context, cfg serveConfig, st store, logger *slog.Logger) (*service, error) {
+	if cfg.demo {
+		if err := seedDemoIfEmpty(ctx, st, cfg.project, logger); err != nil {
+			return nil, err
+		}
+	}
+	codec, err := cursorCodec(ctx, st, cfg.cursorSecret)
+	if err != nil {
+		return nil, err
+	}
+	guard, err := cfg.guard.build(ctx, st, logger)
+	if err != nil {
+		return nil, err
+	}
+	svc := &service{
+		guard:    guard,
+		logger:   logger,
+		draining: new(atomic.Bool),
+		drain:    drainPolicy{delay: cfg.shutdownDelay, timeout: cfg.shutdownTimeout},
+		listeners: listeners{
+			api:   &listener{name: "api", addr: cfg.apiAddr},
+			edge:  &listener{name: "edge", addr: cfg.edgeAddr},
+			admin: &listener{name: "admin", addr: cfg.adminAddr},
+		},
+	}
+	if cfg.assetRetention > 0 {
+		svc.pruner = retention.New(st, retention.Config{Retention: cfg.assetRetention, Interval: cfg.pruneInterval, Logger: logger})
+	}
+	if err := svc.listeners.listen(); err != nil {
+		return nil, err
+	}
+
+	svc.status = health.New(st, health.Config{
+		Region:                 cfg.region,
+		Interval:               cfg.statusInterval,
+		UploadHealthURL:        cfg.uploadHealthURL,
+		VirusScanningHealthURL: cfg.virusScanningHealthURL,
+		History:                st,
+		APIStatus:              guard.apiStatus,
+		Logger:                 logger,
+	})
+	svc.status.Evaluate(ctx)
+
+	registry := prometheus.NewRegistry()
+	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registry.MustRegister(guard.collectors...)
+	metrics := httpapi.NewMetrics(registry)
+	httpCfg := httpapi.Config{
+		Store:   st,
+		Cursors: codec,
+		Status:  svc.status,
+		History: st,
+		// The status page refreshes as often as the statuses change.
+		StatusRefresh: cfg.statusInterval,
+		Project:       cfg.project,
+		Logger:        logger,
+		Metrics:       metrics,
+		StoreTimeout:  cfg.storeTimeout,
+		PageCacheTTL:  cfg.pageCacheTTL,
+		CORSOrigins:   strings.Split(cfg.corsOrigins, ","),
+		OpenAPI:       api.JSON(),
+		Guard:         guard.wrap,
+	}
+	svc.listeners.api.srv = newServer(httpapi.NewAPI(httpCfg), logger)
+	svc.listeners.edge.srv = newServer(httpapi.NewEdge(httpCfg), logger)
+	svc.listeners.admin.srv = newServer(httpapi.NewAdmin(httpapi.AdminConfig{
+		Store: st, Gatherer: registry, Logger: logger, Metrics: metrics, Draining: svc.draining.Load,
+	}), logger)
+	return svc, nil
+}
+
+// run starts the guard's background work, the status evaluator and the
+// pruner, serves until ctx ends or a listener fails, then drains, and
+// returns once all has stopped.
+func (svc *service) run(ctx context.Context) error {
+	stopGuard := svc.guard.start(ctx)
+	defer stopGuard()
+	evalCtx, stopEval := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopEval()
+	go svc.status.Run(evalCtx)
+
+	// The pruner works in the background until shutdown begins; the caller
+	// closes the store only after it has stopped.
+	pruneCtx, stopPruning := context.WithCancel(context.WithoutCancel(ctx))
+	var pruning sync.WaitGroup
+	defer func() {
+		stopPruning()
+		pruning.Wait()
+	}()
+	if svc.pruner != nil {
+		pruning.Go(func() { svc.pruner.Run(pruneCtx) })
+	}
+
+	drain := svc.drain
+	drain.begin = func() {
+		// Report maintenance and fail /readyz while draining, so that
+		// load balancers take the process out before it closes.
+		svc.draining.Store(true)
+		svc.status.SetDraining()
+		stopPruning()
+	}
+	err := serveUntilDone(ctx, svc.logger, svc.listeners.all(), drain)
+	stopEval()
+	pruning.Wait()
+	return err
+}
+
+// cursorCodec returns the codec for the configured secret, or for the one
+// kept in the database, which every replica sharing it then agrees on.
+func cursorCodec(ctx context.Context, st cdnapi.Store, secret string) (*cdnapi.CursorCodec, error) {
+	key := []byte(secret)
+	if secret == "" {
+		var err error
+		if key, err = st.CursorSecret(ctx); err != nil {
+			return nil, fmt.Errorf("read the cursor secret: %w", err)
+		}
+	}
+	codec, err := cdnapi.NewCursorCodec(key)
+	if err != nil {
+		return nil, usageError{"--cursor-secret must be at least 16 bytes long"}
+	}
+	return codec, nil
+}
+
+// seedDemoIfEmpty writes the demo data when the store has no regions and the
+// project no files, so that --demo never mixes demo rows into real data.
+func seedDemoIfEmpty(ctx context.Context, st cdnapi.Store, project string, logger *slog.Logger) error {
+	regions, err := st.ListRegions(ctx)
+	if err != nil {
+		return fmt.Errorf("check for existing data: %w", err)
+	}
+	files, err := st.ListFiles(ctx, cdnapi.FileQuery{Project: project, Limit: 1})
+	if err != nil {
+		return fmt.Errorf("check for existing data: %w", err)
+	}
+	if len(regions) > 0 || len(files) > 0 {
+		logger.Info("demo data skipped: the database is not empty")
+		return nil
+	}
+	opts := demo.SeedOptions{Project: project, Files: demoFiles, Assets: demoAssets, Seed: 1, Now: time.Now()}
+	if err := st.Write(ctx, func(w cdnapi.Writer) error {
+		// One transaction: a seed that is stopped half-way leaves nothing.
+		return demo.Seed(ctx, w, opts)
+	}); err != nil {
+		return fmt.Errorf("write demo data: %w", err)
+	}
+	logger.Info("demo data written", "files", demoFiles, "assets", demoAssets)
+	return nil
+}
