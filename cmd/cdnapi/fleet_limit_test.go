@@ -21,6 +21,8 @@ import (
 // them gets one bucket of 20 (plus what refills while it runs), not 40.
 // Then it kills Redis: every request is still served, the API component
 // reports degraded_performance, and once Redis is back, so is the limit.
+// The Redis timeout is long so that a loaded test machine never fails a
+// request open while Redis is up; a dead Redis refuses connections at once.
 func TestFleetRateLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts two processes and Redis")
@@ -29,7 +31,7 @@ func TestFleetRateLimit(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "fleet.db")
 	mustRunCmd(t, "", "seed", "--files", "30", "--db", db)
 	ps := startChildren(t, 2, "--db", db, "--rate-limit", "10", "--rate-burst", "20",
-		"--rate-limit-redis", srv.URL)
+		"--rate-limit-redis", srv.URL, "--rate-limit-redis-timeout", "2s")
 	v := apitest.NewValidator(t)
 
 	// burst sends n requests alternately to the processes, as one client,

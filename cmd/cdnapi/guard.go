@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -22,6 +23,7 @@ type guardFlags struct {
 	rateLimit      *int
 	rateBurst      *int
 	rateRedis      *string
+	redisTimeout   *time.Duration
 	trustedProxies *string
 }
 
@@ -31,6 +33,7 @@ func addGuardFlags(fs *flag.FlagSet) guardFlags {
 		rateLimit:      fs.Int("rate-limit", 0, "requests per second allowed to each client (API key, else client IP) on average; 0 turns limits off"),
 		rateBurst:      fs.Int("rate-burst", 0, "requests a client may make at once, the size of its bucket (default: twice --rate-limit)"),
 		rateRedis:      fs.String("rate-limit-redis", "", "redis://host:port of a Redis that keeps the buckets, so every process sharing it enforces one limit (default: in this process's memory)"),
+		redisTimeout:   fs.Duration("rate-limit-redis-timeout", ratelimit.DefaultRedisTimeout, "how long a request waits for Redis before it is served without a limit"),
 		trustedProxies: fs.String("trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed (default: none; the peer address counts)"),
 	}
 }
@@ -85,7 +88,7 @@ func (f guardFlags) build(ctx context.Context, st cdnapi.KeyStore, logger *slog.
 			cfg.Limiter = ratelimit.NewMemory(policy)
 			break
 		}
-		r, err := ratelimit.NewRedis(*f.rateRedis, policy, ratelimit.RedisOptions{Logger: logger})
+		r, err := ratelimit.NewRedis(*f.rateRedis, policy, ratelimit.RedisOptions{Timeout: *f.redisTimeout, Logger: logger})
 		if err != nil {
 			return nil, usageError{"--rate-limit-redis: " + err.Error()}
 		}

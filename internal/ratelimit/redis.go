@@ -136,11 +136,13 @@ func (r *Redis) Take(ctx context.Context, client string) cdnapi.RateDecision {
 func (r *Redis) Run(ctx context.Context) {
 	t := time.NewTicker(r.every)
 	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
 		}
 		pingCtx, cancel := context.WithTimeout(ctx, r.timeout)
 		err := r.client.Ping(pingCtx).Err()
