@@ -79,12 +79,14 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger *slog.Logg
 		UploadHealthURL:        cfg.uploadHealthURL,
 		VirusScanningHealthURL: cfg.virusScanningHealthURL,
 		History:                st,
+		APIStatus:              guard.apiStatus,
 		Logger:                 logger,
 	})
 	svc.status.Evaluate(ctx)
 
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registry.MustRegister(guard.collectors...)
 	buildinfo.Read().Register(registry)
 	metrics := httpapi.NewMetrics(registry)
 	httpCfg := httpapi.Config{
