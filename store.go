@@ -65,8 +65,10 @@ type Store interface {
 	// DeleteAssetsBefore deletes up to limit assets created before cutoff,
 	// oldest first, in one short transaction, and returns how many it deleted.
 	DeleteAssetsBefore(ctx context.Context, cutoff time.Time, limit int) (int, error)
-	// SetRegionStatus sets the status of the region with code, or returns ErrNotFound.
-	SetRegionStatus(ctx context.Context, code string, status Status) error
+	// SetRegionStatus sets the status of the region with code, or returns
+	// ErrNotFound. A non-zero until ends the status then (see
+	// Region.WithStatusUntil); a zero until sets a status without an end.
+	SetRegionStatus(ctx context.Context, code string, status Status, until time.Time) error
 
 	// CursorSecret returns the key that authenticates cursors. The first
 	// call on an empty database generates a random key and stores it; every

@@ -197,14 +197,22 @@ func secondBefore(t time.Time) time.Time {
 	return time.Unix(s, 0).UTC()
 }
 
-// SetRegionStatus sets the status of the region with code on the primary.
-// It returns cdnapi.ErrNotFound when there is no such region, and an
-// *cdnapi.Error when status is not a valid Status.
-func (s *Store) SetRegionStatus(ctx context.Context, code string, status cdnapi.Status) error {
+// SetRegionStatus sets the status of the region with code on the primary,
+// until until when that is not zero. It returns cdnapi.ErrNotFound when
+// there is no such region, and an *cdnapi.Error when status is not a valid
+// Status.
+func (s *Store) SetRegionStatus(ctx context.Context, code string, status cdnapi.Status, until time.Time) error {
 	if !status.Valid() {
 		return cdnapi.Errorf(cdnapi.CodeParameterInvalid, "status", "Status %q is not one of the statuses of API.md.", status)
 	}
-	tag, err := s.primary.Exec(ctx, `UPDATE regions SET status = $1 WHERE code = $2`, string(status), code)
+	var end *time.Time // NULL: no end
+	var set *string
+	if !until.IsZero() {
+		u, st := wholeSecondUTC(until), string(status)
+		end, set = &u, &st
+	}
+	tag, err := s.primary.Exec(ctx, `UPDATE regions SET status = $1, status_set = $2, status_until = $3 WHERE code = $4`,
+		string(status), set, end, code)
 	if err != nil {
 		return fmt.Errorf("postgres: set region status: %w", err)
 	}
