@@ -33,10 +33,10 @@ type SeedOptions struct {
 // next batch while the last is written. A record the Validator refuses is a
 // bug in the generator; Seed stops with an error that names it.
 //
-// w is a cdnapi.Store, or the writer of one store transaction. Each batch
-// is one call of the writer. If a call fails, or ctx ends, Seed
-// stops and returns the error; the batches written before stay written
-// unless w is the writer of a transaction that the caller rolls back.
+// w is usually the writer of one store transaction (Transactor.Write).
+// Each batch is one call of the writer. If a call fails, or ctx ends, Seed
+// stops and returns the error; nothing is written then if the caller rolls
+// the transaction back.
 func Seed(ctx context.Context, w cdnapi.Writer, opts SeedOptions) error {
 	switch {
 	case opts.Project == "":

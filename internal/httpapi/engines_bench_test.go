@@ -22,6 +22,7 @@ import (
 	"github.com/cdnapi/cdnapi/internal/pgtest"
 	"github.com/cdnapi/cdnapi/internal/postgres"
 	"github.com/cdnapi/cdnapi/internal/sqlite"
+	"github.com/cdnapi/cdnapi/internal/storetest"
 )
 
 // TestMain stops the shared PostgreSQL cluster and removes the SQLite
@@ -176,7 +177,7 @@ func seedEngine(b *testing.B, name string, st engineStore) error {
 	}
 	n := benchFiles(b)
 	start := time.Now()
-	err := demo.Seed(ctx, st, demo.SeedOptions{Project: DefaultProject, Files: n, Seed: 1,
+	err := demo.Seed(ctx, storetest.Writer(st), demo.SeedOptions{Project: DefaultProject, Files: n, Seed: 1,
 		Now: time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)})
 	if err != nil {
 		return err
