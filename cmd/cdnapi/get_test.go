@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -213,4 +214,34 @@ func columnStarts(header string) []int {
 		}
 	}
 	return starts
+}
+
+// Against `serve --auth required`, get sends the key of --key or
+// CDNAPI_KEY, and without one prints the 401's message and request ID.
+func TestGetWithKey(t *testing.T) {
+	db := "sqlite:" + filepath.Join(t.TempDir(), "keys.db")
+	var key bytes.Buffer
+	if err := run(context.Background(), []string{"keys", "create", "--project", "default", "--db", db},
+		getenvFrom(nil), strings.NewReader(""), &key, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, nil, "--db", db, "--demo", "--auth", "required")
+
+	_, err := getOutput(t, s, "files", "--limit", "1")
+	if err == nil || !strings.Contains(err.Error(), "401 authentication_required") || !strings.Contains(err.Error(), "request req_") {
+		t.Errorf("without a key: %v", err)
+	}
+	_, err = getOutput(t, s, "regions", "--key", "cdk_nope")
+	if err == nil || !strings.Contains(err.Error(), "api_key_invalid") {
+		t.Errorf("with a bad key: %v", err)
+	}
+
+	var stdout bytes.Buffer
+	env := getenvFrom(map[string]string{"CDNAPI_API_URL": s.api, "CDNAPI_KEY": strings.TrimSpace(key.String())})
+	if err := run(t.Context(), []string{"get", "files", "--limit", "2", "-o", "ndjson"}, env, strings.NewReader(""), &stdout, io.Discard); err != nil {
+		t.Fatalf("with CDNAPI_KEY: %v", err)
+	}
+	if n := strings.Count(stdout.String(), `"id":"fil_`); n != 2 {
+		t.Errorf("with CDNAPI_KEY: %d files\n%s", n, stdout.String())
+	}
 }

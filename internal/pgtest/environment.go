@@ -1,19 +1,17 @@
 package pgtest
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/cdnapi/cdnapi/internal/pgbin"
 )
 
 // environment is what running PostgreSQL here takes: where its programs are,
@@ -55,64 +53,15 @@ func missing(tb testing.TB, err error, ci string) {
 
 // probeEnvironment finds the PostgreSQL programs and the user to run them as.
 func probeEnvironment() (*environment, error) {
-	binDir, err := findBinDir()
+	in, err := pgbin.Find()
 	if err != nil {
 		return nil, err
 	}
-	env := &environment{binDir: binDir, uid: os.Geteuid(), gid: os.Getegid()}
-	if env.uid == 0 {
-		// postgres and initdb refuse to run as root.
-		u, err := user.Lookup("postgres")
-		if err != nil {
-			return nil, fmt.Errorf("running as root needs the OS user postgres: %w", err)
-		}
-		uid, err1 := strconv.Atoi(u.Uid)
-		gid, err2 := strconv.Atoi(u.Gid)
-		if err := errors.Join(err1, err2); err != nil {
-			return nil, fmt.Errorf("OS user postgres: %w", err)
-		}
-		env.uid, env.gid = uid, gid
-		env.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	env := &environment{binDir: in.BinDir, uid: in.UID, gid: in.GID}
+	if in.SwitchUser { // postgres and initdb refuse to run as root
+		env.cred = &syscall.Credential{Uid: uint32(in.UID), Gid: uint32(in.GID)}
 	}
 	return env, nil
-}
-
-// findBinDir returns the directory of initdb: the one on PATH (following
-// symlinks, as Debian links /usr/local/bin or /usr/bin entries to versioned
-// directories) if it has the server beside it, else the newest of
-// /usr/lib/postgresql/*/bin.
-func findBinDir() (string, error) {
-	if p, err := exec.LookPath("initdb"); err == nil {
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			if dir := filepath.Dir(real); hasPrograms(dir) {
-				return dir, nil
-			}
-		}
-	}
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
-	sort.Slice(dirs, func(i, j int) bool { return majorVersion(dirs[i]) > majorVersion(dirs[j]) })
-	for _, dir := range dirs {
-		if hasPrograms(dir) {
-			return dir, nil
-		}
-	}
-	return "", errors.New("initdb and postgres not found on PATH or in /usr/lib/postgresql/*/bin")
-}
-
-// hasPrograms reports whether dir holds the programs pgtest runs.
-func hasPrograms(dir string) bool {
-	for _, name := range []string{"initdb", "postgres", "pg_basebackup"} {
-		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.IsDir() {
-			return false
-		}
-	}
-	return true
-}
-
-// majorVersion reads the version out of /usr/lib/postgresql/<version>/bin.
-func majorVersion(binDir string) int {
-	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
-	return v
 }
 
 // makeDir creates a directory that the server's user owns, with mode 0700 as

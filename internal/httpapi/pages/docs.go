@@ -1,9 +1,11 @@
 package pages
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"html/template"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -33,6 +35,7 @@ type operationView struct {
 	Also                          []alsoView // HEAD and OPTIONS
 	Parameters                    []paramView
 	Responses                     []responseView
+	tag                           string
 }
 
 type alsoView struct{ Anchor, Method, Summary string }
@@ -148,8 +151,18 @@ func Docs(openapiJSON []byte) (Page, error) {
 			ov.Responses = append(ov.Responses, responseView{Status: status, Component: "response-" + name,
 				Description: firstSentence(r.str("description"))})
 		}
+		ov.tag = op.get("tags").itemsOf()[0].text()
 		v.Operations = append(v.Operations, ov)
 	}
+	// The JSON document's keys are sorted; the order of its tags is the
+	// order of the contract (files, regions, assets, status, meta).
+	var tags []string
+	for _, tag := range root.get("tags").itemsOf() {
+		tags = append(tags, tag.str("name"))
+	}
+	slices.SortStableFunc(v.Operations, func(a, b operationView) int {
+		return cmp.Compare(slices.Index(tags, a.tag), slices.Index(tags, b.tag))
+	})
 	responses := root.get("components", "responses")
 	for _, name := range responses.keysOf() {
 		r := responses.fields[name]
@@ -227,8 +240,14 @@ func (root *node) expand(s *node, depth int) *fieldView {
 	for _, r := range s.get("required").itemsOf() {
 		required[r.text()] = true
 	}
+	// The JSON document's keys are sorted; required lists the fields in
+	// the order of the contract, and the optional ones follow.
 	props := s.get("properties")
-	for _, name := range props.keysOf() {
+	names := slices.Clone(props.keysOf())
+	slices.SortStableFunc(names, func(a, b string) int {
+		return cmp.Compare(fieldRank(s, a), fieldRank(s, b))
+	})
+	for _, name := range names {
 		sub := root.field(props.fields[name], depth+1)
 		sub.Name, sub.Required = name, required[name]
 		f.Fields = append(f.Fields, sub)
@@ -246,6 +265,17 @@ func (root *node) expand(s *node, depth int) *fieldView {
 		f.Fields = append(f.Fields, sub)
 	}
 	return f
+}
+
+// fieldRank is the place of a field in the required list of s, or after
+// every required field.
+func fieldRank(s *node, name string) int {
+	for i, r := range s.get("required").itemsOf() {
+		if r.text() == name {
+			return i
+		}
+	}
+	return 1 << 20
 }
 
 // constraintKeys are the schema keywords shown as constraints, in order.

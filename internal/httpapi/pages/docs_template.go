@@ -4,15 +4,15 @@ import "html/template"
 
 const docsStyle = baseStyle +
 	`.layout{display:grid;grid-template-columns:15rem minmax(0,1fr);gap:2rem;max-width:80rem;margin:0 auto;padding:1rem}` +
-	`.toc{position:sticky;top:0;align-self:start;max-height:100vh;overflow:auto;font-size:.875rem;padding-top:1rem}` +
+	`main{grid-column:2;grid-row:1}.toc{grid-column:1;grid-row:1;position:sticky;top:0;align-self:start;max-height:100vh;overflow:auto;font-size:.875rem;padding-top:1rem}` +
 	`.toc ul{list-style:none;padding:0;margin:0 0 1rem}.toc li{margin:.2rem 0}` +
-	`@media (max-width:50rem){.layout{grid-template-columns:minmax(0,1fr)}.toc{position:static;max-height:none}}` +
+	`@media (max-width:50rem){.layout{grid-template-columns:minmax(0,1fr)}main,.toc{grid-column:1;grid-row:auto}.toc{position:static;max-height:none}}` +
 	`.op{border:1px solid var(--line);border-radius:8px;padding:0 1rem 1rem;margin:1.5rem 0}` +
 	`.op h3{display:flex;gap:.5rem;flex-wrap:wrap;align-items:baseline}.m{font:700 .8rem ui-monospace,monospace;background:#ddf4ff;color:#0550ae;padding:.1rem .4rem;border-radius:4px}` +
 	`.addr{font-size:.8rem;color:var(--muted)}dl.f{margin:.25rem 0 .25rem .5rem;padding-left:.75rem;border-left:2px solid var(--line)}` +
 	`dl.f dt{font-family:ui-monospace,monospace;font-size:.875rem;margin-top:.4rem;overflow-wrap:anywhere}dl.f dd{margin:0}` +
 	`.req{color:#cf222e;font-size:.75rem}.ty{color:#8250df;font-size:.8rem}.c{font-size:.8rem;color:var(--muted);overflow-wrap:anywhere}` +
-	`.scroll{overflow-x:auto}`
+	`.scroll{overflow-x:auto}.scroll td{overflow-wrap:anywhere}`
 
 var docsMain = template.Must(template.New("docs").Parse(`{{define "field"}}{{if .Link}}<a class="ty" href="#{{.Link}}">{{.Type}}</a>{{else}}{{if .Type}}<span class="ty">{{.Type}}</span>{{end}}{{end}}
 {{range .Constraints}} <span class="c">{{.}}</span>{{end}}{{if .Description}}<br>{{.Description}}{{end}}
@@ -21,16 +21,6 @@ var docsMain = template.Must(template.New("docs").Parse(`{{define "field"}}{{if 
 {{if .AllOf}}<dl class="f"><dt>all of</dt>{{range .AllOf}}<dd>{{template "field" .}}</dd>{{end}}</dl>{{end}}
 {{if .OneOf}}<dl class="f"><dt>one of</dt>{{range .OneOf}}<dd>{{template "field" .}}</dd>{{end}}</dl>{{end}}
 {{end}}<div class="layout">
-<nav class="toc" aria-label="Reference">
-<h2>Contents</h2>
-<ul><li><a href="#overview">Overview</a></li></ul>
-<h3>Operations</h3>
-<ul>{{range .Operations}}<li><a href="#{{.Anchor}}">{{.Method}} {{.Path}}</a></li>{{end}}</ul>
-<h3>Responses</h3>
-<ul>{{range .Responses}}<li><a href="#{{.Anchor}}">{{.Name}}</a></li>{{end}}</ul>
-<h3>Schemas</h3>
-<ul>{{range .Schemas}}<li><a href="#{{.Anchor}}">{{.Name}}</a></li>{{end}}</ul>
-</nav>
 <main id="main">
 <h1>{{.Title}} <span class="muted">{{.Version}}</span></h1>
 <p>Generated from the <a href="/api/v1/openapi.json">OpenAPI document</a>, the contract every answer is tested against.</p>
@@ -62,5 +52,15 @@ var docsMain = template.Must(template.New("docs").Parse(`{{define "field"}}{{if 
 {{range .Schemas}}<article id="{{.Anchor}}"><h3>{{.Name}}</h3>{{with .Schema}}{{template "field" .}}{{end}}</article>
 {{end}}</section>
 </main>
+<nav class="toc" aria-label="Reference">
+<h2>Contents</h2>
+<ul><li><a href="#overview">Overview</a></li></ul>
+<h3>Operations</h3>
+<ul>{{range .Operations}}<li><a href="#{{.Anchor}}">{{.Method}} {{.Path}}</a></li>{{end}}</ul>
+<h3>Responses</h3>
+<ul>{{range .Responses}}<li><a href="#{{.Anchor}}">{{.Name}}</a></li>{{end}}</ul>
+<h3>Schemas</h3>
+<ul>{{range .Schemas}}<li><a href="#{{.Anchor}}">{{.Name}}</a></li>{{end}}</ul>
+</nav>
 </div>
 `))

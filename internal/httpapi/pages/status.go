@@ -77,7 +77,7 @@ var statusMain = template.Must(template.New("status").Funcs(template.FuncMap{
 }).Parse(`<main id="main" class="wrap"{{if .Refresh}} data-refresh="{{.RefreshSeconds}}"{{end}}>
 <h1>cdnapi status</h1>
 <p class="banner b-{{.Doc.Status}}" role="status">{{.Headline}}</p>
-<p class="muted" id="updated">Updated <time datetime="{{iso .Doc.UpdatedAt}}">{{ts .Doc.UpdatedAt}}</time> by {{.Doc.Region}}.{{if .Refresh}} This page refreshes itself every {{.RefreshSeconds}} seconds.{{else}} Reload for the latest.{{end}}</p>
+<p class="muted" id="updated">Updated <time datetime="{{iso .Doc.UpdatedAt}}">{{ts .Doc.UpdatedAt}}</time> by {{.Doc.Region}}.{{if .Refresh}} This page refreshes itself every {{if eq .RefreshSeconds 1}}second{{else}}{{.RefreshSeconds}} seconds{{end}}.{{else}} Reload for the latest.{{end}}</p>
 {{if .HistoryErr}}<p class="notice" id="history-unavailable">History is unavailable: storage is not answering. The states below are live; uptime and incidents come back with storage.</p>{{end}}
 <section aria-labelledby="h-components">
 <h2 id="h-components">Components</h2>

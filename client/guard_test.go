@@ -1,0 +1,107 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/client"
+	"github.com/cdnapi/cdnapi/internal/auth"
+	"github.com/cdnapi/cdnapi/internal/httpapi"
+	"github.com/cdnapi/cdnapi/internal/ratelimit"
+	"github.com/cdnapi/cdnapi/internal/storetest"
+)
+
+// rateLimited puts the server's own rate limiter in front of the lists:
+// rate requests a second per client, burst at once.
+func rateLimited(rate, burst int) func(*httpapi.Config) {
+	return func(cfg *httpapi.Config) {
+		cfg.Guard = httpapi.NewGuard(httpapi.GuardConfig{
+			Limiter: ratelimit.NewMemory(ratelimit.Policy{Rate: rate, Burst: burst})})
+	}
+}
+
+// A walk faster than the server's rate limit gets 429s with Retry-After,
+// waits, and goes on where it was, on both engines.
+func TestWalkThroughRateLimits(t *testing.T) {
+	forEngine(t, func(t *testing.T, e engine) {
+		s := startServer(t, e, rateLimited(5, 5))
+		f := fill(t, s, 75, 0) // 11 pages of 7: 5 at once, then 429s
+		c := newClient(t, s)
+		got := collect(t, c.Files(withTimeout(t, time.Minute), client.ListFilesParams{Limit: 7}))
+		sameItems(t, got, f.files, sameFile)
+		answers := s.answers()
+		if countOf(answers, 429) == 0 || countOf(answers, 200) != 11 {
+			t.Errorf("answers %v: want 11 200s and some 429s", answers)
+		}
+	})
+}
+
+// The 401 and 429 codes, which the guard gives, decode like the others.
+func TestGuardErrorCodes(t *testing.T) {
+	ctx := withTimeout(t, time.Minute)
+
+	t.Run("rate_limited", func(t *testing.T) {
+		s := startServer(t, engines[0], rateLimited(1, 1))
+		c := newClient(t, s, client.WithRetries(0, 0, 0))
+		_, err := c.ListRegions(ctx)
+		must(t, err)
+		_, err = c.ListRegions(ctx)
+		checkError(t, err, 429, "rate_limit_error", cdnapi.CodeRateLimited)
+
+		// With retries, a Retry-After past the deadline is not waited for.
+		c = newClient(t, s)
+		short, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+		defer cancel()
+		_, err = c.ListRegions(short)
+		checkError(t, err, 429, "rate_limit_error", cdnapi.CodeRateLimited)
+		if short.Err() != nil {
+			t.Error("the client waited until the deadline")
+		}
+	})
+
+	t.Run("authentication", func(t *testing.T) {
+		var keys *auth.Verifier
+		s := startServer(t, engines[0], func(cfg *httpapi.Config) {
+			keys = auth.New(cfg.Store.(*stoppableStore).current().(auth.Source), auth.Config{})
+			cfg.Guard = httpapi.NewGuard(httpapi.GuardConfig{Keys: keys})
+		})
+		fill(t, s, 10, 0)
+		other := storetest.Files(30, "other", 3) // fill's files of "other"
+		storetest.SortFiles(other)
+		key, rec := auth.NewKey("other", "client test", time.Now(), time.Time{})
+		must(t, s.store.current().(cdnapi.KeyStore).CreateKey(ctx, rec))
+		must(t, keys.Refresh(ctx))
+
+		_, err := newClient(t, s, client.WithRetries(0, 0, 0)).ListFiles(ctx, client.ListFilesParams{})
+		checkError(t, err, 401, "authentication_error", cdnapi.CodeAuthenticationRequired)
+		_, err = newClient(t, s, client.WithAPIKey(key+"x")).ListFiles(ctx, client.ListFilesParams{})
+		checkError(t, err, 401, "authentication_error", cdnapi.CodeAPIKeyInvalid)
+
+		// The key lists its project's files.
+		got := collect(t, newClient(t, s, client.WithAPIKey(key)).Files(ctx, client.ListFilesParams{Limit: 7}))
+		for i := range other {
+			other[i].Project = ""
+		}
+		sameItems(t, got, other, sameFile)
+		if a := s.answers(); countOf(a, 401) != 2 || slices.Contains(a, 429) {
+			t.Errorf("answers %v: want two 401s and no retry", a)
+		}
+	})
+}
+
+// checkError fails t unless err is an *Error of the status, type and code.
+func checkError(t *testing.T, err error, status int, typ, code string) {
+	t.Helper()
+	e, ok := errors.AsType[*client.Error](err)
+	if !ok {
+		t.Fatalf("error %v, want a *client.Error", err)
+	}
+	if e.StatusCode != status || e.Type != typ || e.Code != code || e.Message == "" || !strings.HasPrefix(e.RequestID, "req_") {
+		t.Errorf("error %+v, want %d %s %s with a message and a request ID", e, status, typ, code)
+	}
+}

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/cdnapi/cdnapi/internal/pgtest"
+)
+
+// chromiumPath is Debian's chromium, which .ci/run installs. The tests never
+// download a browser.
+const chromiumPath = "/usr/bin/chromium"
+
+// browser is a headless Chromium driven over the DevTools protocol, with
+// every console error, uncaught exception and CSP violation of its pages
+// collected.
+type browser struct {
+	ctx      context.Context
+	mu       sync.Mutex
+	problems []string
+}
+
+// newBrowser starts Chromium with a fresh profile and no network beyond
+// what the pages ask for. It skips t without Chromium, except under CI=true.
+func newBrowser(t *testing.T) *browser {
+	t.Helper()
+	if _, err := exec.LookPath(chromiumPath); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("chromium is not installed at %s (apt-get install -y chromium)", chromiumPath)
+		}
+		t.Skipf("chromium is not installed at %s", chromiumPath)
+	}
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.WindowSize(1280, 800),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancel(); cancelAlloc() })
+	b := &browser{ctx: ctx}
+	// Console errors and warnings, uncaught exceptions, and the browser
+	// log's errors (failed loads, CSP reports) are all problems.
+	messages := chromedp.Console(ctx)
+	go func() {
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			switch m.Type {
+			case chromedp.ConsoleError, chromedp.ConsoleWarning, chromedp.ConsoleException:
+				b.report("console %s: %s %s", m.Type, m.Text, m.URL)
+			}
+		}
+	}()
+	// securitypolicyviolation reports every CSP violation to the page; the
+	// collector is installed by the protocol, which the CSP does not
+	// govern, before any of the page's own code runs.
+	const collect = `window.__csp=[];document.addEventListener('securitypolicyviolation',` +
+		`function(e){window.__csp.push(e.violatedDirective+' '+e.blockedURI)});`
+	_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: collect})
+	if err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return b
+}
+
+func (b *browser) report(format string, args ...any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.problems = append(b.problems, fmt.Sprintf(format, args...))
+}
+
+// check fails t with every problem reported since the last check, and with
+// the CSP violations the current page collected.
+func (b *browser) check(t *testing.T, what string) {
+	t.Helper()
+	csp, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]string](`window.__csp||[]`))
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	b.mu.Lock()
+	problems := append(b.problems, csp...)
+	b.problems = nil
+	b.mu.Unlock()
+	for _, p := range problems {
+		t.Errorf("%s: %s", what, p)
+	}
+}
+
+// do runs actions with a deadline.
+func (b *browser) do(t *testing.T, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// eval evaluates a JavaScript expression in the page.
+func eval[T any](t *testing.T, b *browser, expr string) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return v
+}
+
+// waitText waits until the text of the element at sel contains want, or
+// fails t after within.
+func (b *browser) waitText(t *testing.T, sel, want string, within time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var text string
+	for time.Since(start) < within {
+		text = eval[string](t, b, fmt.Sprintf(`(document.querySelector(%q)||{}).innerText||""`, sel))
+		if strings.Contains(text, want) {
+			return time.Since(start)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatalf("%s did not show %q within %v; it shows %q", sel, want, within, text)
+	return 0
+}
+
+// overflow returns how many CSS pixels the page is wider than the viewport.
+func (b *browser) overflow(t *testing.T) int {
+	t.Helper()
+	return eval[int](t, b, `document.documentElement.scrollWidth-window.innerWidth`)
+}
+
+// TestPagesInBrowser loads /, /docs and /status in Chromium against a real
+// serve on PostgreSQL: no console errors or CSP violations, no horizontal
+// overflow at 375 and 1280 pixels, a maintenance set with the CLI shown with
+// its message, and a stop of the database shown on the page within its
+// refresh interval, then the recovery. Screenshots go to a temporary
+// directory that is kept; -v prints their paths.
+func TestPagesInBrowser(t *testing.T) {
+	b := newBrowser(t)
+	cluster := pgtest.Start(t)
+	dsn := cluster.NewDatabase(t)
+	// The status is evaluated every 100ms (startServe), so the page
+	// refreshes every second, its shortest interval.
+	s := startServe(t, nil, "--db", dsn, "--demo")
+	t.Cleanup(func() { s.stop() })
+	shots, err := os.MkdirTemp("", "cdnapi-browser-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	screenshot := func(name string, full bool) {
+		shot := chromedp.CaptureScreenshot()
+		if full {
+			shot = chromedp.FullScreenshot(100)
+		}
+		png, err := chromedp.Run(b.ctx, shot)
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		path := filepath.Join(shots, name+".png")
+		if err := os.WriteFile(path, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot %s", path)
+	}
+
+	// The problem collector catches a violation: an image from elsewhere.
+	b.do(t, "load /", chromedp.Navigate(s.api+"/"))
+	eval[int](t, b, `var i=new Image();i.src='http://192.0.2.1/x.png';document.body.append(i);1`)
+	time.Sleep(200 * time.Millisecond)
+	csp := eval[[]string](t, b, `window.__csp`)
+	if len(csp) == 0 || !strings.Contains(csp[0], "img-src") {
+		t.Fatalf("the collector saw %v, want the img-src violation", csp)
+	}
+	b.mu.Lock()
+	b.problems = nil // the violation's console error too
+	b.mu.Unlock()
+
+	for _, width := range []int64{1280, 375} {
+		b.do(t, "viewport", chromedp.EmulateViewport(width, 800))
+		for _, path := range []string{"/", "/docs", "/status"} {
+			b.do(t, "load "+path, chromedp.Navigate(s.api+path), chromedp.WaitVisible(chromedp.ID("main")))
+			if px := b.overflow(t); px > 0 {
+				t.Errorf("%s at %dpx: %dpx of horizontal overflow", path, width, px)
+			}
+			b.check(t, fmt.Sprintf("%s at %dpx", path, width))
+			if path == "/docs" {
+				b.do(t, "scroll", chromedp.ScrollIntoView(chromedp.ID("listIncidents")))
+				screenshot(fmt.Sprintf("docs-%d", width), false) // an operation of the reference
+			}
+		}
+	}
+
+	// An operator's maintenance, set with the CLI, appears with its message.
+	const msg = "Moving the upload fleet to new racks; uploads resume by 18:00 UTC."
+	if err := run(context.Background(), []string{"status", "set", "Upload Service", "under_maintenance",
+		"--message", msg, "--db", dsn}, getenvFrom(nil), strings.NewReader(""), io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	b.do(t, "viewport", chromedp.EmulateViewport(1280, 800))
+	b.do(t, "load /status", chromedp.Navigate(s.api+"/status"), chromedp.WaitVisible(chromedp.ID("main")))
+	const incidents = "section[aria-labelledby=h-incidents]"
+	took := b.waitText(t, incidents, msg, 10*time.Second)
+	b.waitText(t, ".banner", "Under maintenance", time.Second)
+	t.Logf("maintenance shown %v after the page was loaded", took.Round(time.Millisecond))
+	screenshot("status-1280", true)
+	b.do(t, "viewport", chromedp.EmulateViewport(375, 812))
+	screenshot("status-375", true)
+	b.check(t, "maintenance")
+
+	// Storage stops under the running server: within the refresh interval
+	// (1s) after the evaluator notices (100ms, plus a 1s ping timeout), the
+	// page shows the outage and says the history is unavailable.
+	b.do(t, "viewport", chromedp.EmulateViewport(1280, 800))
+	stopped := time.Now()
+	if err := cluster.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	b.waitText(t, ".banner", "Major outage", 5*time.Second)
+	took = time.Since(stopped)
+	b.waitText(t, "#history-unavailable", "History is unavailable", 2*time.Second)
+	t.Logf("outage shown %v after the database began to stop", took.Round(time.Millisecond))
+	screenshot("status-outage-1280", false)
+	if err := cluster.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	restarted := time.Now()
+	b.waitText(t, ".banner", "Under maintenance", 10*time.Second)
+	took = time.Since(restarted)
+	b.waitText(t, incidents, msg, 2*time.Second)
+	// The outage itself was kept in memory while the database was down,
+	// and recorded once it was back.
+	b.waitText(t, incidents, "Storage: Major outage", 5*time.Second)
+	t.Logf("recovery shown %v after the database began to restart", took.Round(time.Millisecond))
+	b.check(t, "outage and recovery")
+}

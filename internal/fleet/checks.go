@@ -1,0 +1,85 @@
+package fleet
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// check runs the assertions over the collected steps.
+func (r *Report) check() {
+	add := func(name string, ok bool, format string, args ...any) {
+		r.checks = append(r.checks, checkResult{name, ok, fmt.Sprintf(format, args...)})
+	}
+	for _, st := range r.steps {
+		// A kill -9 may cost the requests in flight on the killed process
+		// (haproxy retries most of them); nothing else may fail.
+		if st.inflight >= 0 {
+			add(st.name+": failures within the requests in flight", int64(st.failed) <= st.inflight,
+				"%d failed, %d were in flight at the kill", st.failed, st.inflight)
+		} else {
+			add(st.name+": no failed request", st.failed == 0, "%d failed", st.failed)
+		}
+		if st.storageDown {
+			add(st.name+": status answers 200", st.statusNot200 == 0, "%d of %d polls not 200", st.statusNot200, st.statusPolls)
+		} else {
+			add(st.name+": no 503 while storage is up", st.unavailable == 0, "%d answered 503 storage_unavailable", st.unavailable)
+		}
+		if st.expectOutage {
+			add(st.name+": status says Storage is out", st.storagePollLate > 0 && st.storageNotOutLate == 0,
+				"%d of %d polls from 3 s in did not show major_outage", st.storageNotOutLate, st.storagePollLate)
+		}
+		r.checkLimit(st, add)
+		if len(st.writes) > 0 {
+			want := strings.HasPrefix(st.name, "5b") // only the promoted standby takes writes
+			ok := (st.writes[0] == nil) == want
+			add(st.name+": writes "+map[bool]string{true: "succeed", false: "fail"}[want], ok, "%v", errors.Join(st.writes...))
+		}
+	}
+	under := 0
+	for _, st := range r.steps {
+		under += st.underLimited
+	}
+	add("clients under their limit are never limited", under == 0, "%d answered 429", under)
+
+	var missing []string
+	for _, a := range Servers {
+		for _, b := range Servers {
+			if a != b && r.cross[[2]string{a, b}] == 0 {
+				missing = append(missing, a+"->"+b)
+			}
+		}
+	}
+	add("a cursor from one process pages on every other", len(missing) == 0, "pairs never seen: %v", missing)
+	bad := 0
+	for _, w := range r.walks {
+		if w.repeated > 0 || w.files != r.fleet.Files {
+			bad++
+		}
+	}
+	add("every cursor walk returns every file once", len(r.walks) > 0 && bad == 0,
+		"%d walks completed, %d of them not exactly the %d files", len(r.walks), bad, r.fleet.Files)
+	add("the load kept its rate", r.dropped == 0, "%d requests not sent", r.dropped)
+}
+
+// checkLimit checks that the clients over their limit got what one process
+// would allow them, fleet-wide, while Redis holds the buckets; and that the
+// limit is off while Redis is away.
+func (r *Report) checkLimit(st stepReport, add func(string, bool, string, ...any)) {
+	if r.fleet.Limits == "" || r.fleet.RateLimit == 0 {
+		return
+	}
+	if st.redisDown {
+		add(st.name+": limit off while Redis is away", st.hotLimitedLate == 0,
+			"%d answered 429 after the first second", st.hotLimitedLate)
+		return
+	}
+	if st.hotWindow <= 0 {
+		return
+	}
+	want := float64(r.fleet.RateLimit * hotClients)
+	got := float64(st.hotAllowed) / st.hotWindow.Seconds()
+	add(st.name+": fleet-wide limit within 10%", math.Abs(got-want) <= want/10,
+		"clients over the limit were allowed %.1f/s, want %.0f/s (one process's limit)", got, want)
+}

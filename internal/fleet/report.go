@@ -1,0 +1,236 @@
+package fleet
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is what a drill saw: per step, every answer by status, latency,
+// and the checks of the issue.
+type Report struct {
+	fleet   *Fleet
+	rate    int
+	steps   []stepReport
+	cross   map[[2]string]int // cursor pages by (minted by, served by)
+	walks   []walkResult
+	dropped int64
+	checks  []checkResult
+}
+
+// stepReport is one step's share of the load.
+type stepReport struct {
+	step
+	start, end time.Time
+	notes      []string
+	writes     []error
+	inflight   int64 // at the kill of step 1
+
+	requests                           int
+	ok, limited, unavailable, failed   int
+	byStatus                           map[string]int
+	underLimited                       int // 429s of clients under their limit
+	p50, p99                           time.Duration
+	hotAllowed                         int // answers to the clients over their limit that were not 429
+	hotWindow                          time.Duration
+	hotLimitedLate                     int // redisDown: 429s after the first second
+	statusPolls, statusNot200          int
+	storage                            map[string]int
+	storageNotOutLate, storagePollLate int      // 3a: polls from 3 s in, and those not showing the outage
+	odd                                []sample // the first answers that a check counts against the step
+}
+
+type checkResult struct {
+	name   string
+	ok     bool
+	detail string
+}
+
+// outcome classes an answer: ok (200), limited (429), unavailable (the
+// contract's 503 storage_unavailable with Retry-After) or failed (anything
+// else: no answer, a 5xx of haproxy, a 503 without Retry-After...).
+func outcome(s sample) string {
+	switch {
+	case s.status == http.StatusOK:
+		return "ok"
+	case s.status == http.StatusTooManyRequests && s.code == "rate_limited":
+		return "limited"
+	case s.status == http.StatusServiceUnavailable && s.code == "storage_unavailable" && s.retryAfter:
+		return "unavailable"
+	}
+	return "failed"
+}
+
+func label(s sample) string {
+	if s.status == 0 {
+		return "no answer"
+	}
+	if s.code != "" {
+		return fmt.Sprintf("%d %s", s.status, s.code)
+	}
+	return fmt.Sprint(s.status)
+}
+
+// collect sorts the load's samples into the steps and runs the checks.
+func (r *Report) collect(l *load) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r.walks, r.dropped, r.cross = l.walks, l.dropped.Load(), map[[2]string]int{}
+	lat := make([][]time.Duration, len(r.steps))
+	for i := range r.steps {
+		st := &r.steps[i]
+		st.byStatus, st.storage = map[string]int{}, map[string]int{}
+		st.hotWindow = st.end.Sub(st.start)
+		if st.freshBucket {
+			st.hotWindow -= 1500 * time.Millisecond // the burst goes first
+		}
+	}
+	for _, s := range l.samples {
+		if s.step >= len(r.steps) {
+			continue
+		}
+		st := &r.steps[s.step]
+		o := outcome(s)
+		if s.kind == kindStatus {
+			st.statusPolls++
+			if s.status != http.StatusOK {
+				st.statusNot200++
+			}
+			st.storage[s.storage]++
+			if st.expectOutage && s.at.After(st.start.Add(3*time.Second)) {
+				st.storagePollLate++
+				if s.storage != "major_outage" {
+					st.storageNotOutLate++
+				}
+			}
+			continue
+		}
+		st.requests++
+		st.byStatus[label(s)]++
+		lat[s.step] = append(lat[s.step], s.latency)
+		switch o {
+		case "ok":
+			st.ok++
+		case "limited":
+			st.limited++
+		case "unavailable":
+			st.unavailable++
+		default:
+			st.failed++
+		}
+		if o == "failed" || (o == "unavailable" && !st.storageDown) || (o == "limited" && s.kind != kindHot) {
+			if len(st.odd) < 5 {
+				st.odd = append(st.odd, s)
+			}
+		}
+		if s.kind == kindHot {
+			inWindow := !s.at.Before(st.end.Add(-st.hotWindow))
+			if inWindow && o != "limited" && o != "failed" {
+				st.hotAllowed++
+			}
+			if st.redisDown && o == "limited" && s.at.After(st.start.Add(time.Second)) {
+				st.hotLimitedLate++
+			}
+		} else if o == "limited" {
+			st.underLimited++
+		}
+		if s.kind == kindWalk && s.mintedBy != "" && s.status == http.StatusOK {
+			r.cross[[2]string{s.mintedBy, s.servedBy}]++
+		}
+	}
+	for i := range r.steps {
+		slices.Sort(lat[i])
+		r.steps[i].p50, r.steps[i].p99 = percentile(lat[i], 50), percentile(lat[i], 99)
+	}
+	r.check()
+}
+
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[(len(sorted)-1)*p/100]
+}
+
+// Err returns an error naming the failed checks, or nil.
+func (r *Report) Err() error {
+	var failed []string
+	for _, c := range r.checks {
+		if !c.ok {
+			failed = append(failed, c.name)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("drill: %d checks failed: %s", len(failed), strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+// Print writes the table per step, the notes and the checks.
+func (r *Report) Print(w io.Writer) {
+	fmt.Fprintf(w, "load: %d req/s through haproxy (3/10 from %d clients over a limit of %d/s, burst %d; limits: %s)\n\n",
+		r.rate, hotClients, r.fleet.RateLimit, r.fleet.RateBurst, limitsName(r.fleet.Limits))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "step\tsecs\treqs\t200\t429\t503 s_u\tfailed\tp50 ms\tp99 ms\thot ok/s\tstatus polls\t")
+	for _, st := range r.steps {
+		hot := "-"
+		if st.hotWindow > 0 {
+			hot = fmt.Sprintf("%.1f", float64(st.hotAllowed)/st.hotWindow.Seconds())
+		}
+		fmt.Fprintf(tw, "%-28s\t%.1f\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%s\t%d (%d not 200)\t\n", st.name,
+			st.end.Sub(st.start).Seconds(), st.requests, st.ok, st.limited, st.unavailable, st.failed,
+			ms(st.p50), ms(st.p99), hot, st.statusPolls, st.statusNot200)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, st := range r.steps {
+		var parts []string
+		for _, k := range sortedKeys(st.byStatus) {
+			parts = append(parts, fmt.Sprintf("%s: %d", k, st.byStatus[k]))
+		}
+		var storage []string
+		for _, k := range sortedKeys(st.storage) {
+			storage = append(storage, fmt.Sprintf("%s %d", k, st.storage[k]))
+		}
+		fmt.Fprintf(w, "%s: %s; Storage in status: %s\n", st.name, strings.Join(parts, ", "), strings.Join(storage, ", "))
+		for _, n := range st.notes {
+			fmt.Fprintf(w, "    %s\n", n)
+		}
+		for _, s := range st.odd {
+			fmt.Fprintf(w, "    unexpected: %s at +%.2fs from %s, in %.0f ms\n", label(s), s.at.Sub(st.start).Seconds(),
+				cmp.Or(s.servedBy, "?"), ms(s.latency))
+		}
+	}
+	fmt.Fprintf(w, "\ncursor pages by (made by -> served by):")
+	for _, k := range sortedKeys(r.cross) {
+		fmt.Fprintf(w, " %s->%s %d", k[0], k[1], r.cross[k])
+	}
+	fmt.Fprintf(w, "\nwalks completed: %d; requests not sent (load generator saturated): %d\n\n", len(r.walks), r.dropped)
+	for _, c := range r.checks {
+		mark := "PASS"
+		if !c.ok {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "%s  %s: %s\n", mark, c.name, c.detail)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func limitsName(l string) string {
+	return map[string]string{"": "none", "memory": "per process, in memory", "redis": "fleet-wide, in Redis"}[l]
+}
+
+func sortedKeys[K interface{ ~string | ~[2]string }, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b K) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+	return keys
+}
