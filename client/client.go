@@ -9,7 +9,9 @@
 //
 // Every call is a GET, so every call may be retried: on 429, on 503 and on
 // network errors, with exponential backoff and full jitter, or after the
-// server's Retry-After when it gives one. Other answers are never retried.
+// server's Retry-After when it gives one. A wait that would end after the
+// context's deadline is not begun: the call returns the answer it has. Other
+// answers are never retried.
 // Because the lists page by keyset (a cursor holds the position of the last
 // item shown), a retried page is the same page: a walk neither repeats nor
 // skips an item, whatever was retried and whatever was inserted meanwhile.

@@ -33,7 +33,8 @@ type ListAssetsParams struct {
 	Cursor string // the NextCursor of the previous page; "" for the first
 }
 
-// errNoAddress is the error of a call to an address New was not given.
+// errNoAPI and errNoEdge are the errors of a call to an address New was
+// not given.
 var (
 	errNoAPI  = errors.New("client: no API URL was given to New")
 	errNoEdge = errors.New("client: no edge URL was given to New")

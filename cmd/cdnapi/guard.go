@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/auth"
@@ -19,6 +22,8 @@ type guardFlags struct {
 	auth           *string
 	rateLimit      *int
 	rateBurst      *int
+	rateRedis      *string
+	redisTimeout   *time.Duration
 	trustedProxies *string
 }
 
@@ -27,6 +32,8 @@ func addGuardFlags(fs *flag.FlagSet) guardFlags {
 		auth:           fs.String("auth", "off", "off, or required: files, regions and assets need Authorization: Bearer <key> (see cdnapi keys)"),
 		rateLimit:      fs.Int("rate-limit", 0, "requests per second allowed to each client (API key, else client IP) on average; 0 turns limits off"),
 		rateBurst:      fs.Int("rate-burst", 0, "requests a client may make at once, the size of its bucket (default: twice --rate-limit)"),
+		rateRedis:      fs.String("rate-limit-redis", "", "redis://host:port of a Redis that keeps the buckets, so every process sharing it enforces one limit (default: in this process's memory)"),
+		redisTimeout:   fs.Duration("rate-limit-redis-timeout", ratelimit.DefaultRedisTimeout, "how long a request waits for Redis before it is served without a limit"),
 		trustedProxies: fs.String("trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed (default: none; the peer address counts)"),
 	}
 }
@@ -35,6 +42,11 @@ func addGuardFlags(fs *flag.FlagSet) guardFlags {
 type guard struct {
 	wrap       func(route string, next http.Handler) http.Handler // Config.Guard; nil when off
 	background []func(ctx context.Context)                        // run until shutdown
+	closers    []func() error                                     // after the background work
+	// apiStatus is the status of what the guard depends on (Redis), for
+	// the API component; nil when it depends on nothing.
+	apiStatus  func() cdnapi.Status
+	collectors []prometheus.Collector
 }
 
 // build checks the flags and wires the key verifier, the limiter and the
@@ -71,12 +83,29 @@ func (f guardFlags) build(ctx context.Context, st cdnapi.KeyStore, logger *slog.
 		if burst == 0 {
 			burst = 2 * rate
 		}
-		cfg.Limiter = ratelimit.NewMemory(ratelimit.Policy{Rate: rate, Burst: burst})
+		policy := ratelimit.Policy{Rate: rate, Burst: burst}
+		if *f.rateRedis == "" {
+			cfg.Limiter = ratelimit.NewMemory(policy)
+			break
+		}
+		r, err := ratelimit.NewRedis(*f.rateRedis, policy, ratelimit.RedisOptions{Timeout: *f.redisTimeout, Logger: logger})
+		if err != nil {
+			return nil, usageError{"--rate-limit-redis: " + err.Error()}
+		}
+		cfg.Limiter = r
+		g.background = append(g.background, r.Run)
+		g.closers = append(g.closers, r.Close)
+		g.apiStatus = r.Status
+		g.collectors = append(g.collectors, r.Collectors()...)
+	}
+	if *f.rateRedis != "" && rate == 0 {
+		return nil, usageError{"--rate-limit-redis needs --rate-limit"}
 	}
 	if cfg.Keys != nil || cfg.Limiter != nil {
 		g.wrap = httpapi.NewGuard(cfg)
 	}
-	logger.Info("access", "auth", *f.auth, "rate_limit", rate, "rate_burst", burst, "trusted_proxies", len(trusted))
+	logger.Info("access", "auth", *f.auth, "rate_limit", rate, "rate_burst", burst,
+		"rate_limit_redis", *f.rateRedis != "", "trusted_proxies", len(trusted))
 	return g, nil
 }
 
@@ -91,5 +120,8 @@ func (g *guard) start(ctx context.Context) (stop func()) {
 	return func() {
 		cancel()
 		wg.Wait()
+		for _, c := range g.closers {
+			c()
+		}
 	}
 }

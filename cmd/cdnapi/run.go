@@ -33,6 +33,7 @@ var commands = []command{
 	{"status", "show or set component statuses by hand", runStatus},
 	{"keys", "create, list or revoke API keys", runKeys},
 	{"get", "read files, assets, regions or the status from a running API", runGet},
+	{"version", "print the version, VCS revision and Go version of this build", runVersion},
 }
 
 // run is the whole program: main passes it the process's arguments, without
@@ -47,6 +48,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
 		return flag.ErrHelp
+	case "-version", "--version":
+		return runVersion(ctx, env, args[1:])
 	}
 	for _, c := range commands {
 		if c.name == args[0] {

@@ -51,10 +51,14 @@ func startServe(t *testing.T, env map[string]string, args ...string) *server {
 
 	addrs := map[string]string{}
 	scanner := bufio.NewScanner(logs)
-	for len(addrs) < 3 && scanner.Scan() {
-		var line struct{ Msg, Listener, Addr string }
+	for n := 0; len(addrs) < 3 && scanner.Scan(); n++ {
+		var line struct{ Msg, Listener, Addr, Version string }
 		if json.Unmarshal(scanner.Bytes(), &line) == nil && line.Msg == "listening" {
 			addrs[line.Listener] = "http://" + line.Addr
+		}
+		// The first line says which build is running.
+		if n == 0 && (line.Msg != "starting" || line.Version == "") {
+			t.Errorf("first log line %s: want msg starting with the version", scanner.Bytes())
 		}
 	}
 	if len(addrs) < 3 {
@@ -263,9 +267,13 @@ func walkEndpoints(t *testing.T, s *server) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			body, _ := io.ReadAll(res.Body)
 			res.Body.Close()
 			if res.StatusCode != 200 {
 				t.Errorf("GET %s = %d", path, res.StatusCode)
+			}
+			if path == "/metrics" && !bytes.Contains(body, []byte(`cdnapi_build_info{go_version="go`)) {
+				t.Error("/metrics has no cdnapi_build_info")
 			}
 		}
 	})
@@ -355,7 +363,7 @@ func TestRunFailsClearly(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
-	for _, args := range [][]string{{"--help"}, {"serve", "--help"}, {"seed", "-h"}, {"status", "--help"}} {
+	for _, args := range [][]string{{"--help"}, {"serve", "--help"}, {"seed", "-h"}, {"status", "--help"}, {"version", "--help"}} {
 		var stdout bytes.Buffer
 		err := run(context.Background(), args, getenvFrom(nil), strings.NewReader(""), &stdout, io.Discard)
 		if !errors.Is(err, flag.ErrHelp) || !strings.Contains(stdout.String(), "Usage: cdnapi") {

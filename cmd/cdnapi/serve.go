@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cdnapi/cdnapi/internal/buildinfo"
 	"github.com/cdnapi/cdnapi/internal/ingest"
 	"github.com/cdnapi/cdnapi/internal/retention"
 )
@@ -100,6 +101,8 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	build := buildinfo.Read()
+	logger.Info("starting", "version", build.Version, "revision", build.RevisionLabel(), "go_version", build.GoVersion)
 	st, err := cfg.db.openMigrated(ctx)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/api"
+	"github.com/cdnapi/cdnapi/internal/buildinfo"
 	"github.com/cdnapi/cdnapi/internal/demo"
 	"github.com/cdnapi/cdnapi/internal/health"
 	"github.com/cdnapi/cdnapi/internal/httpapi"
@@ -78,12 +79,15 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger *slog.Logg
 		UploadHealthURL:        cfg.uploadHealthURL,
 		VirusScanningHealthURL: cfg.virusScanningHealthURL,
 		History:                st,
+		APIStatus:              guard.apiStatus,
 		Logger:                 logger,
 	})
 	svc.status.Evaluate(ctx)
 
 	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registry.MustRegister(guard.collectors...)
+	buildinfo.Read().Register(registry)
 	metrics := httpapi.NewMetrics(registry)
 	httpCfg := httpapi.Config{
 		Store:   st,

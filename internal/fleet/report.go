@@ -46,9 +46,10 @@ type stepReport struct {
 }
 
 type checkResult struct {
-	name   string
-	ok     bool
-	detail string
+	name    string
+	ok      bool
+	skipped bool // could not run on this fleet: neither passed nor failed
+	detail  string
 }
 
 // outcome classes an answer: ok (200), limited (429), unavailable (the
@@ -161,7 +162,7 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 func (r *Report) Err() error {
 	var failed []string
 	for _, c := range r.checks {
-		if !c.ok {
+		if !c.ok && !c.skipped {
 			failed = append(failed, c.name)
 		}
 	}
@@ -210,10 +211,15 @@ func (r *Report) Print(w io.Writer) {
 	for _, k := range sortedKeys(r.cross) {
 		fmt.Fprintf(w, " %s->%s %d", k[0], k[1], r.cross[k])
 	}
-	fmt.Fprintf(w, "\nwalks completed: %d; requests not sent (load generator saturated): %d\n\n", len(r.walks), r.dropped)
+	// Not a check of the fleet: a machine too busy to answer in time makes
+	// the load generator skip requests, which the table shows as fewer.
+	fmt.Fprintf(w, "\nwalks completed: %d; requests not sent (%d in flight already): %d\n\n", len(r.walks), maxInflight, r.dropped)
 	for _, c := range r.checks {
 		mark := "PASS"
-		if !c.ok {
+		switch {
+		case c.skipped:
+			mark = "SKIP"
+		case !c.ok:
 			mark = "FAIL"
 		}
 		fmt.Fprintf(w, "%s  %s: %s\n", mark, c.name, c.detail)

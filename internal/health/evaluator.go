@@ -55,6 +55,12 @@ type Config struct {
 	// fail wait in memory for the next round.
 	History History
 
+	// APIStatus, when set, reports what this process depends on to serve
+	// as configured, such as the Redis of fleet-wide rate limits
+	// (degraded_performance while it is unreachable). It is read at every
+	// publication, so it must answer from memory. Nil: operational.
+	APIStatus func() cdnapi.Status
+
 	HTTPClient *http.Client     // client of the HTTP probes; a plain one if nil
 	Logger     *slog.Logger     // where status changes are logged; discarded if nil
 	Now        func() time.Time // clock of updated_at and override expiry; time.Now if nil
@@ -245,6 +251,9 @@ func (e *Evaluator) publishLocked(logChanges bool) cdnapi.StatusDocument {
 		m := e.measured[name]
 		if name == cdnapi.ComponentAPI {
 			m = measurement{status: cdnapi.StatusOperational}
+			if e.cfg.APIStatus != nil {
+				m.status = e.cfg.APIStatus()
+			}
 			if e.draining {
 				m.status = cdnapi.StatusUnderMaintenance
 			}

@@ -1,0 +1,200 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/cdnapi/cdnapi"
+)
+
+// DefaultRedisTimeout bounds one Redis call. A healthy Redis on the same
+// network answers in well under a millisecond; past this, the request is
+// served without a limit rather than made to wait.
+const DefaultRedisTimeout = 50 * time.Millisecond
+
+// DefaultRedisCheckInterval is how often Run pings Redis: it notices an
+// outage without traffic, and the end of one, after which requests use Redis
+// again.
+const DefaultRedisCheckInterval = time.Second
+
+// RedisOptions tunes a Redis limiter. Zero fields take their defaults.
+type RedisOptions struct {
+	Timeout       time.Duration // DefaultRedisTimeout
+	CheckInterval time.Duration // DefaultRedisCheckInterval
+	Logger        *slog.Logger  // outages, once each; discarded if nil
+}
+
+// Redis keeps the buckets in Redis, so every process that shares it
+// enforces one limit together. Each Take is one round trip: an EVALSHA of
+// redis_rate's GCRA script, which reads Redis's own clock, so the processes'
+// clocks need not agree.
+//
+// It fails open. When Redis does not answer within the timeout, the request
+// is served without a limit; the outage is logged once, counted, and
+// reported by Status. While it lasts, requests skip Redis, at no cost, until
+// Run's ping finds it answering again.
+type Redis struct {
+	policy  Policy
+	limit   redis_rate.Limit
+	client  *redis.Client
+	limiter *redis_rate.Limiter
+	timeout time.Duration
+	every   time.Duration
+	log     *slog.Logger
+
+	down  atomic.Bool
+	logMu sync.Mutex // orders the outage and recovery log lines
+
+	unlimited prometheus.Counter
+	up        prometheus.Gauge
+}
+
+// NewRedis returns a limiter applying p with the buckets in the Redis at
+// url (redis://[user:password@]host:port[/db]). It does not connect: Redis
+// may come up after the process, which serves without limits meanwhile.
+func NewRedis(url string, p Policy, opts RedisOptions) (*Redis, error) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("ratelimit: %w", err)
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultRedisTimeout
+	}
+	if opts.CheckInterval <= 0 {
+		opts.CheckInterval = DefaultRedisCheckInterval
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = opts.Timeout, opts.Timeout, opts.Timeout, opts.Timeout
+	o.ContextTimeoutEnabled = true
+	o.MaxRetries = -1 // a retry would double the time an outage costs
+	client := redis.NewClient(o)
+	r := &Redis{
+		policy:  p,
+		limit:   redis_rate.Limit{Rate: p.Rate, Burst: p.Burst, Period: time.Second},
+		client:  client,
+		limiter: redis_rate.NewLimiter(client),
+		timeout: opts.Timeout,
+		every:   opts.CheckInterval,
+		log:     opts.Logger,
+		unlimited: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cdnapi_rate_limit_unlimited_total",
+			Help: "Requests served without a rate limit because Redis did not answer in time.",
+		}),
+		up: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "cdnapi_rate_limit_redis_up",
+			Help: "1 while the rate-limit Redis answers, 0 during an outage.",
+		}),
+	}
+	r.up.Set(1)
+	return r, nil
+}
+
+// Take takes a token from client's bucket in Redis, or lets the request
+// through unlimited when Redis does not answer.
+func (r *Redis) Take(ctx context.Context, client string) cdnapi.RateDecision {
+	if r.down.Load() {
+		r.unlimited.Inc()
+		return cdnapi.RateDecision{Allowed: true}
+	}
+	callCtx, cancel := context.WithTimeout(ctx, r.timeout)
+	res, err := r.limiter.Allow(callCtx, client, r.limit)
+	cancel()
+	if err != nil {
+		if ctx.Err() == nil { // not the client hanging up
+			r.failed(err)
+		}
+		r.unlimited.Inc()
+		return cdnapi.RateDecision{Allowed: true}
+	}
+	d := cdnapi.RateDecision{
+		Limited:   true,
+		Allowed:   res.Allowed > 0,
+		Burst:     r.policy.Burst,
+		Window:    r.policy.Window(),
+		Remaining: res.Remaining,
+		Reset:     res.ResetAfter,
+	}
+	if !d.Allowed {
+		d.RetryAfter = res.RetryAfter
+	}
+	return d
+}
+
+// Run pings Redis every CheckInterval until ctx ends, marking it down when
+// it does not answer and up when it does again.
+func (r *Redis) Run(ctx context.Context) {
+	t := time.NewTicker(r.every)
+	defer t.Stop()
+	for first := true; ; first = false {
+		if !first {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+		pingCtx, cancel := context.WithTimeout(ctx, r.timeout)
+		err := r.client.Ping(pingCtx).Err()
+		cancel()
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil:
+			r.failed(err)
+		case r.down.Load():
+			r.recovered()
+		}
+	}
+}
+
+// failed marks Redis down, logging the first failure of an outage only.
+func (r *Redis) failed(err error) {
+	r.logMu.Lock()
+	defer r.logMu.Unlock()
+	if r.down.Swap(true) {
+		return
+	}
+	r.up.Set(0)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("no answer within %v", r.timeout)
+	}
+	r.log.Warn("rate limit: Redis is unreachable; serving without rate limits until it answers", "err", err)
+}
+
+// recovered marks Redis up again, logging it once.
+func (r *Redis) recovered() {
+	r.logMu.Lock()
+	defer r.logMu.Unlock()
+	if r.down.Swap(false) {
+		r.up.Set(1)
+		r.log.Info("rate limit: Redis answers again; rate limits are back")
+	}
+}
+
+// Status is the API component's status as far as rate limiting goes:
+// degraded_performance while Redis is unreachable, else operational.
+func (r *Redis) Status() cdnapi.Status {
+	if r.down.Load() {
+		return cdnapi.StatusDegradedPerformance
+	}
+	return cdnapi.StatusOperational
+}
+
+// Collectors returns the limiter's metrics, for a registry.
+func (r *Redis) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{r.unlimited, r.up}
+}
+
+// Close closes the connections to Redis.
+func (r *Redis) Close() error { return r.client.Close() }

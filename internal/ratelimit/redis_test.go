@@ -1,0 +1,151 @@
+package ratelimit
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/redistest"
+)
+
+// lockedBuffer is a log destination for several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func newRedis(t *testing.T, url string, p Policy, opts RedisOptions) *Redis {
+	t.Helper()
+	r, err := NewRedis(url, p, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// TestRedisSharedBucket takes from one client's bucket through two
+// limiters, as two processes would: together they allow one burst.
+func TestRedisSharedBucket(t *testing.T) {
+	srv := redistest.Start(t)
+	p := Policy{Rate: 1, Burst: 20} // a slow refill: the test is not timed
+	a := newRedis(t, srv.URL, p, RedisOptions{})
+	b := newRedis(t, srv.URL, p, RedisOptions{})
+	allowed := 0
+	for i := range 60 {
+		lim := a
+		if i%2 == 1 {
+			lim = b
+		}
+		d := lim.Take(t.Context(), "key:shared")
+		if !d.Limited || d.Burst != 20 || d.Window != 20*time.Second {
+			t.Fatalf("request %d: %+v", i, d)
+		}
+		if d.Allowed {
+			allowed++
+			if d.Remaining != 20-allowed {
+				t.Errorf("request %d: remaining %d, want %d", i, d.Remaining, 20-allowed)
+			}
+		} else if d.RetryAfter <= 0 || d.RetryAfter > time.Second || d.Remaining != 0 {
+			t.Errorf("request %d refused with %+v", i, d)
+		}
+	}
+	if allowed < 20 || allowed > 21 { // 21: a token may refill during the run
+		t.Errorf("two limiters allowed %d of 60, want one burst of 20", allowed)
+	}
+	if d := a.Take(t.Context(), "key:other"); !d.Allowed || d.Remaining != 19 {
+		t.Errorf("another client: %+v", d)
+	}
+}
+
+// TestRedisOutage kills Redis under a limiter: every request is let
+// through quickly, the outage is logged once, counted, and reported as
+// degraded; once Redis is back the limit holds again.
+func TestRedisOutage(t *testing.T) {
+	srv := redistest.Start(t)
+	var logs lockedBuffer
+	r := newRedis(t, srv.URL, Policy{Rate: 1, Burst: 5}, RedisOptions{
+		Logger:        slog.New(slog.NewTextHandler(&logs, nil)),
+		CheckInterval: 50 * time.Millisecond,
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	for range 5 {
+		r.Take(t.Context(), "ip:192.0.2.1")
+	}
+	if d := r.Take(t.Context(), "ip:192.0.2.1"); d.Allowed {
+		t.Fatalf("the sixth request was allowed: %+v", d)
+	}
+	srv.Stop()
+	for i := range 200 {
+		start := time.Now()
+		d := r.Take(t.Context(), "ip:192.0.2.1")
+		if took := time.Since(start); took > time.Second {
+			t.Fatalf("request %d waited %v on the dead Redis", i, took)
+		}
+		if !d.Allowed || d.Limited {
+			t.Fatalf("request %d during the outage: %+v", i, d)
+		}
+	}
+	if got := r.Status(); got != cdnapi.StatusDegradedPerformance {
+		t.Errorf("Status during the outage = %s", got)
+	}
+	if n := strings.Count(logs.String(), "Redis is unreachable"); n != 1 {
+		t.Errorf("the outage was logged %d times, want once:\n%s", n, logs.String())
+	}
+	if n := testutil.ToFloat64(r.unlimited); n != 200 {
+		t.Errorf("unlimited requests counted: %v, want 200", n)
+	}
+	if n := testutil.ToFloat64(r.up); n != 0 {
+		t.Errorf("redis_up during the outage = %v", n)
+	}
+
+	srv.Restart() // empty: it persisted nothing, so the bucket is full
+	deadline := time.Now().Add(10 * time.Second)
+	for r.Status() != cdnapi.StatusOperational {
+		if time.Now().After(deadline) {
+			t.Fatal("Redis answers again, but the limiter does not notice")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	allowed := 0
+	for range 10 {
+		if r.Take(t.Context(), "ip:192.0.2.1").Allowed {
+			allowed++
+		}
+	}
+	if allowed < 5 || allowed > 6 {
+		t.Errorf("after the outage %d of 10 allowed, want the burst of 5", allowed)
+	}
+	if !strings.Contains(logs.String(), "rate limits are back") {
+		t.Errorf("the recovery was not logged:\n%s", logs.String())
+	}
+}
+
+func TestRedisBadURL(t *testing.T) {
+	if _, err := NewRedis("http://example.com", Policy{Rate: 1, Burst: 1}, RedisOptions{}); err == nil {
+		t.Error("NewRedis accepted an http URL")
+	}
+}
