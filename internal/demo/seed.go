@@ -41,8 +41,8 @@ func Seed(ctx context.Context, w cdnapi.Writer, opts SeedOptions) error {
 	switch {
 	case opts.Project == "":
 		return errors.New("demo: seed needs a project")
-	case !ingest.ValidProject(opts.Project):
-		return fmt.Errorf("demo: project %q: want %s", opts.Project, ingest.ProjectRule)
+	case !cdnapi.ValidProject(opts.Project):
+		return fmt.Errorf("demo: project %q: want %s", opts.Project, cdnapi.ProjectRule)
 	case opts.Files < 0 || opts.Assets < 0:
 		return errors.New("demo: the numbers of files and assets must not be negative")
 	case opts.Now.IsZero():

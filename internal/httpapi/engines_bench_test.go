@@ -99,8 +99,8 @@ func BenchmarkEngines(b *testing.B) {
 				b.Fatalf("building the %s data: %v", e.name, e.db.err)
 			}
 			h, cursors := engineAPI(b, e.db)
-			deep := cursors.Encode(cdnapi.ListFiles, DefaultProject, e.db.deep)
-			page2 := cursors.Encode(cdnapi.ListFiles, DefaultProject, e.db.page2)
+			deep := cursors.Encode(cdnapi.CursorFiles, DefaultProject, e.db.deep)
+			page2 := cursors.Encode(cdnapi.CursorFiles, DefaultProject, e.db.page2)
 			for _, page := range []struct{ name, target string }{
 				{"page1", "/api/v1/files?limit=20"},
 				// Page 2 is the shallowest page with a cursor: set beside

@@ -322,7 +322,8 @@ func testClosed(t *testing.T, s cdnapi.Store) {
 }
 
 // testSetRegionStatus sets the status of one region and leaves the others
-// be; an unknown code is ErrNotFound, an invalid status is refused.
+// be; an unknown code is ErrNotFound, and the schema refuses an invalid
+// status, which callers check before.
 func testSetRegionStatus(t *testing.T, s cdnapi.Store) {
 	ctx := t.Context()
 	regions := Regions()
