@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -50,16 +51,24 @@ type drainPolicy struct {
 	// that it is draining (/readyz fails, the status shows maintenance).
 	begin func()
 	// delay keeps serving that long after begin, so that load balancers
-	// notice before the listeners close.
+	// notice before the listeners close. It is at least keepAliveGrace.
 	delay time.Duration
 	// timeout bounds how long the requests in flight may take to finish.
 	timeout time.Duration
 }
 
+// keepAliveGrace is the shortest time between the start of a drain and the
+// closing of the listeners. From the start of a drain every answer carries
+// Connection: close, so a client busy on a keep-alive connection gets its
+// answer and closes; only then are the connections that stayed idle closed.
+// Closing an idle connection at once would race a request the client may be
+// sending on it, and cut that request.
+const keepAliveGrace = 500 * time.Millisecond
+
 // serveUntilDone serves every listener until ctx ends or one of them fails,
-// then drains: begin, the delay, and a graceful Shutdown of every server
-// within the timeout, closing the connections still open after it. It
-// returns the failure of a listener, if one failed.
+// then drains: begin, the delay (at least keepAliveGrace), and a graceful
+// Shutdown of every server within the timeout, closing the connections still
+// open after it. It returns the failure of a listener, if one failed.
 func serveUntilDone(ctx context.Context, logger *slog.Logger, ls []*listener, p drainPolicy) error {
 	errc := make(chan error, len(ls))
 	for _, l := range ls {
@@ -79,10 +88,11 @@ func serveUntilDone(ctx context.Context, logger *slog.Logger, ls []*listener, p 
 		logger.Error("listener failed", "err", err)
 	}
 	p.begin()
-	if err == nil && p.delay > 0 {
-		logger.Info("draining: /readyz fails; listeners close after the delay", "delay", p.delay.String())
+	if err == nil {
+		delay := max(p.delay, keepAliveGrace)
+		logger.Info("draining: /readyz fails, answers carry Connection: close; listeners close after the delay", "delay", delay.String())
 		select {
-		case <-time.After(p.delay):
+		case <-time.After(delay):
 		case err = <-errc:
 		}
 	}
@@ -102,10 +112,17 @@ func serveUntilDone(ctx context.Context, logger *slog.Logger, ls []*listener, p 
 }
 
 // newServer returns an http.Server with every timeout set, so that slow or
-// idle clients cannot hold connections and goroutines forever.
-func newServer(h http.Handler, logger *slog.Logger) *http.Server {
+// idle clients cannot hold connections and goroutines forever. Once draining
+// is true, its answers carry Connection: close, and net/http closes each
+// connection after its answer.
+func newServer(h http.Handler, logger *slog.Logger, draining *atomic.Bool) *http.Server {
 	return &http.Server{
-		Handler:           h,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if draining.Load() {
+				w.Header().Set("Connection", "close")
+			}
+			h.ServeHTTP(w, r)
+		}),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      30 * time.Second,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/buildinfo"
+	"github.com/cdnapi/cdnapi/internal/logbuf"
 	"github.com/cdnapi/cdnapi/internal/retention"
 )
 
@@ -103,12 +104,18 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	}
 	build := buildinfo.Read()
 	logger.Info("starting", "version", build.Version, "revision", build.RevisionLabel(), "go_version", build.GoVersion)
+	// The access log goes through a buffer, written out when full, every
+	// second and when serve stops: one write per request would cost more
+	// than the hot page itself.
+	accessBuf := logbuf.New(env.stderr, logbuf.DefaultSize, logbuf.DefaultInterval)
+	defer accessBuf.Close()
+	accessLog, _ := newLogger(accessBuf, cfg.logFormat, cfg.logLevel) // checked just above
 	st, err := cfg.db.openMigrated(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	svc, err := wireServe(ctx, cfg, st, logger)
+	svc, err := wireServe(ctx, cfg, st, logger, accessLog)
 	if err != nil {
 		return err
 	}

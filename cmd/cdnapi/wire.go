@@ -40,8 +40,9 @@ type service struct {
 }
 
 // wireServe builds everything serve runs from cfg and the open store, and
-// binds the listeners' addresses. Nothing runs until service.run.
-func wireServe(ctx context.Context, cfg serveConfig, st store, logger *slog.Logger) (*service, error) {
+// binds the listeners' addresses. Nothing runs until service.run. The
+// access log of every listener goes to accessLog.
+func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog *slog.Logger) (*service, error) {
 	if cfg.demo {
 		if err := seedDemoIfEmpty(ctx, st, cfg.project, logger); err != nil {
 			return nil, err
@@ -98,6 +99,7 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger *slog.Logg
 		StatusRefresh: cfg.statusInterval,
 		Project:       cfg.project,
 		Logger:        logger,
+		AccessLog:     accessLog,
 		Metrics:       metrics,
 		StoreTimeout:  cfg.storeTimeout,
 		PageCacheTTL:  cfg.pageCacheTTL,
@@ -105,11 +107,11 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger *slog.Logg
 		OpenAPI:       api.JSON(),
 		Guard:         guard.wrap,
 	}
-	svc.listeners.api.srv = newServer(httpapi.NewAPI(httpCfg), logger)
-	svc.listeners.edge.srv = newServer(httpapi.NewEdge(httpCfg), logger)
+	svc.listeners.api.srv = newServer(httpapi.NewAPI(httpCfg), logger, svc.draining)
+	svc.listeners.edge.srv = newServer(httpapi.NewEdge(httpCfg), logger, svc.draining)
 	svc.listeners.admin.srv = newServer(httpapi.NewAdmin(httpapi.AdminConfig{
-		Store: st, Gatherer: registry, Logger: logger, Metrics: metrics, Draining: svc.draining.Load,
-	}), logger)
+		Store: st, Gatherer: registry, Logger: logger, AccessLog: accessLog, Metrics: metrics, Draining: svc.draining.Load,
+	}), logger, svc.draining)
 	return svc, nil
 }
 

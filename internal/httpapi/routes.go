@@ -59,7 +59,9 @@ func addAdminRoutes(mux *http.ServeMux, cfg AdminConfig) {
 		mux.Handle("GET /metrics", named("/metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{})))
 	}
 	mux.Handle("/debug/pprof/", named("/debug/pprof/", http.HandlerFunc(pprof.Index)))
-	mux.Handle("/debug/pprof/cmdline", named("/debug/pprof/cmdline", http.HandlerFunc(pprof.Cmdline)))
+	// pprof's cmdline would show the command line, and with it any secret
+	// given as a flag (--cursor-secret, a DSN's password). It is not served.
+	mux.Handle("/debug/pprof/cmdline", named("/debug/pprof/cmdline", http.NotFoundHandler()))
 	mux.Handle("/debug/pprof/profile", named("/debug/pprof/profile", http.HandlerFunc(pprof.Profile)))
 	mux.Handle("/debug/pprof/symbol", named("/debug/pprof/symbol", http.HandlerFunc(pprof.Symbol)))
 	mux.Handle("/debug/pprof/trace", named("/debug/pprof/trace", http.HandlerFunc(pprof.Trace)))

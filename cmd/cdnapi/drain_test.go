@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestDrainCutsNothing puts keep-alive load on a running serve and stops it,
+// with and without --shutdown-delay. The load generator speaks HTTP/1.1 on
+// raw connections and never retries, so a request that the drain cuts shows
+// as a failed read. Each worker behaves as a load balancer's connection
+// does: it reuses its connection until an answer carries Connection: close,
+// and then stops sending to this process.
+func TestDrainCutsNothing(t *testing.T) {
+	for _, delay := range []string{"0s", "1s"} {
+		t.Run("shutdown-delay="+delay, func(t *testing.T) {
+			db := "sqlite:" + filepath.Join(t.TempDir(), "drain.db")
+			s := startServe(t, nil, "--db", db, "--demo", "--shutdown-delay", delay)
+			addr := strings.TrimPrefix(s.api, "http://")
+
+			const workers = 32
+			var (
+				ok, closed, cut atomic.Int64
+				stopAt          atomic.Int64 // unix nanos of the start of the drain
+				wg              sync.WaitGroup
+				firstErr        atomic.Value
+			)
+			for range workers {
+				wg.Go(func() {
+					conn, err := net.Dial("tcp", addr)
+					if err != nil {
+						firstErr.CompareAndSwap(nil, err)
+						cut.Add(1)
+						return
+					}
+					defer conn.Close()
+					br := bufio.NewReader(conn)
+					for n := 0; ; n++ {
+						if _, err := io.WriteString(conn, "GET /api/v1/files?limit=5 HTTP/1.1\r\nHost: cdnapi\r\n\r\n"); err != nil {
+							firstErr.CompareAndSwap(nil, fmt.Errorf("write %d: %w", n, err))
+							cut.Add(1)
+							return
+						}
+						res, err := http.ReadResponse(br, nil)
+						if err == nil {
+							_, err = io.Copy(io.Discard, res.Body)
+							res.Body.Close()
+						}
+						if err != nil || res.StatusCode != http.StatusOK {
+							firstErr.CompareAndSwap(nil, fmt.Errorf("request %d: %v", n, err))
+							cut.Add(1)
+							return
+						}
+						ok.Add(1)
+						if res.Close {
+							closed.Add(1)
+							return
+						}
+						if at := stopAt.Load(); at != 0 && time.Since(time.Unix(0, at)) > 200*time.Millisecond {
+							// An answer well after the drain began, without
+							// Connection: close.
+							firstErr.CompareAndSwap(nil, fmt.Errorf("request %d kept alive during the drain", n))
+							cut.Add(1)
+							return
+						}
+					}
+				})
+			}
+			time.Sleep(300 * time.Millisecond) // every worker is busy on its connection
+			before := ok.Load()
+			stopAt.Store(time.Now().UnixNano())
+			if err := s.stop(); err != nil {
+				t.Fatal(err)
+			}
+			wg.Wait()
+			if cut.Load() != 0 {
+				t.Fatalf("%d of %d workers lost a request; first: %v", cut.Load(), workers, firstErr.Load())
+			}
+			if before < workers || closed.Load() != workers {
+				t.Fatalf("%d answers before the drain, %d connections asked to close; want ≥ %d and %d",
+					before, closed.Load(), workers, workers)
+			}
+		})
+	}
+}
