@@ -92,8 +92,10 @@ type Transactor interface {
 // RegionStatusWriter changes the status of regions, as operators do.
 type RegionStatusWriter interface {
 	// SetRegionStatus sets the status of the region with code, or returns
-	// ErrNotFound. The caller passes a valid Status.
-	SetRegionStatus(ctx context.Context, code string, status Status) error
+	// ErrNotFound. The caller passes a valid Status. A non-zero until ends
+	// the status then (see Region.WithStatusUntil); a zero until sets a
+	// status without an end.
+	SetRegionStatus(ctx context.Context, code string, status Status, until time.Time) error
 }
 
 // AssetPruner deletes old assets.

@@ -355,10 +355,12 @@ func callEveryMethod(s *Store) map[string]func(context.Context) error {
 			return s.Write(ctx, func(w cdnapi.Writer) error { return w.PutFiles(ctx, f) })
 		},
 		"DeleteAssetsBefore": func(ctx context.Context) error { _, err := s.DeleteAssetsBefore(ctx, t0, 10); return err },
-		"SetRegionStatus":    func(ctx context.Context) error { return s.SetRegionStatus(ctx, "FRA1", cdnapi.StatusMajorOutage) },
-		"Ping":               s.Ping,
-		"PingPrimary":        s.PingPrimary,
-		"Migrate":            s.Migrate,
-		"CheckSchema":        s.CheckSchema,
+		"SetRegionStatus": func(ctx context.Context) error {
+			return s.SetRegionStatus(ctx, "FRA1", cdnapi.StatusMajorOutage, time.Time{})
+		},
+		"Ping":        s.Ping,
+		"PingPrimary": s.PingPrimary,
+		"Migrate":     s.Migrate,
+		"CheckSchema": s.CheckSchema,
 	}
 }

@@ -167,11 +167,19 @@ func secondBefore(t time.Time) time.Time {
 	return time.Unix(s, 0).UTC()
 }
 
-// SetRegionStatus sets the status of the region with code on the primary.
-// It returns cdnapi.ErrNotFound when there is no such region. The caller
-// checks status; the schema refuses one that is not valid all the same.
-func (s *Store) SetRegionStatus(ctx context.Context, code string, status cdnapi.Status) error {
-	tag, err := s.primary.Exec(ctx, `UPDATE regions SET status = $1 WHERE code = $2`, string(status), code)
+// SetRegionStatus sets the status of the region with code on the primary,
+// until until when that is not zero. It returns cdnapi.ErrNotFound when
+// there is no such region. The caller checks status; the schema refuses one
+// that is not valid all the same.
+func (s *Store) SetRegionStatus(ctx context.Context, code string, status cdnapi.Status, until time.Time) error {
+	var end *time.Time // NULL: no end
+	var set *string
+	if !until.IsZero() {
+		u, st := wholeSecondUTC(until), string(status)
+		end, set = &u, &st
+	}
+	tag, err := s.primary.Exec(ctx, `UPDATE regions SET status = $1, status_set = $2, status_until = $3 WHERE code = $4`,
+		string(status), set, end, code)
 	if err != nil {
 		return fmt.Errorf("postgres: set region status: %w", err)
 	}

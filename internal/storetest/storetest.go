@@ -59,6 +59,7 @@ func Run(t *testing.T, newStore func(t *testing.T) cdnapi.Store) {
 		{"WriteIsolated", testWriteIsolated},
 		{"DeleteAssetsBefore", testDeleteAssetsBefore},
 		{"SetRegionStatus", testSetRegionStatus},
+		{"RegionStatusUntil", testRegionStatusUntil},
 		{"Closed", testClosed},
 		{"StatusChanges", testStatusChanges},
 		{"Incidents", testIncidents},

@@ -305,7 +305,7 @@ func testClosed(t *testing.T, s cdnapi.Store) {
 			return s.Write(ctx, func(w cdnapi.Writer) error { return w.PutFiles(ctx, Files(1, "default", 28)) })
 		},
 		"DeleteAssetsBefore": func() error { _, err := s.DeleteAssetsBefore(ctx, Epoch, 10); return err },
-		"SetRegionStatus":    func() error { return s.SetRegionStatus(ctx, "FRA1", cdnapi.StatusMajorOutage) },
+		"SetRegionStatus":    func() error { return s.SetRegionStatus(ctx, "FRA1", cdnapi.StatusMajorOutage, time.Time{}) },
 	}
 	for name, call := range calls {
 		func() {
@@ -342,7 +342,7 @@ func testSetRegionStatus(t *testing.T, s cdnapi.Store) {
 	}
 
 	for _, status := range []cdnapi.Status{cdnapi.StatusUnderMaintenance, cdnapi.StatusUnderMaintenance, cdnapi.StatusOperational} {
-		if err := s.SetRegionStatus(ctx, "GRU1", status); err != nil {
+		if err := s.SetRegionStatus(ctx, "GRU1", status, time.Time{}); err != nil {
 			t.Fatalf("SetRegionStatus(GRU1, %s): %v", status, err)
 		}
 		for i := range want {
@@ -357,12 +357,12 @@ func testSetRegionStatus(t *testing.T, s cdnapi.Store) {
 	}
 
 	for _, code := range []string{"XXX9", "gru1", ""} {
-		if err := s.SetRegionStatus(ctx, code, cdnapi.StatusMajorOutage); !errors.Is(err, cdnapi.ErrNotFound) {
+		if err := s.SetRegionStatus(ctx, code, cdnapi.StatusMajorOutage, time.Time{}); !errors.Is(err, cdnapi.ErrNotFound) {
 			t.Errorf("SetRegionStatus(%q) = %v, want ErrNotFound", code, err)
 		}
 	}
 	for _, status := range []cdnapi.Status{"broken", "", "Operational"} {
-		if err := s.SetRegionStatus(ctx, "FRA1", status); err == nil {
+		if err := s.SetRegionStatus(ctx, "FRA1", status, time.Time{}); err == nil {
 			t.Errorf("SetRegionStatus(FRA1, %q) succeeded", status)
 		}
 	}
