@@ -119,7 +119,7 @@ func Run(ctx context.Context, st Store, r io.Reader, opts Options) (Result, erro
 	}
 	switch opts.Kind {
 	case Files:
-		if !ValidProject(opts.Project) {
+		if !cdnapi.ValidProject(opts.Project) {
 			return Result{}, fmt.Errorf("ingest: project %q: want %s", opts.Project, wantProject)
 		}
 		return run(ctx, st, r, opts, &fileFormat, NewValidator(nil))
