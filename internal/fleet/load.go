@@ -33,6 +33,7 @@ type sample struct {
 	retryAfter bool
 	servedBy   string // haproxy's X-Served-By
 	storage    string // kindStatus: the status of the Storage component
+	apiStatus  string // kindStatus: the status of the API component
 	crossed    bool   // kindWalk: its cursor came from another process
 	mintedBy   string
 }
@@ -236,8 +237,11 @@ func (l *load) pollStatus(ctx context.Context) {
 			}
 			json.Unmarshal(body, &doc)
 			for _, c := range doc.Components {
-				if c.Name == "Storage" {
+				switch c.Name {
+				case "Storage":
 					s.storage = c.Status
+				case "API":
+					s.apiStatus = c.Status
 				}
 			}
 			if s.status == http.StatusOK && s.storage == "" {

@@ -40,9 +40,9 @@ type stepReport struct {
 	hotWindow                          time.Duration
 	hotLimitedLate                     int // redisDown: 429s after the first second
 	statusPolls, statusNot200          int
-	storage                            map[string]int
-	storageNotOutLate, storagePollLate int      // 3a: polls from 3 s in, and those not showing the outage
-	odd                                []sample // the first answers that a check counts against the step
+	storage, api                       map[string]int // component statuses seen by the status polls
+	storageNotOutLate, storagePollLate int            // 3a: polls from 3 s in, and those not showing the outage
+	odd                                []sample       // the first answers that a check counts against the step
 }
 
 type checkResult struct {
@@ -85,7 +85,7 @@ func (r *Report) collect(l *load) {
 	lat := make([][]time.Duration, len(r.steps))
 	for i := range r.steps {
 		st := &r.steps[i]
-		st.byStatus, st.storage = map[string]int{}, map[string]int{}
+		st.byStatus, st.storage, st.api = map[string]int{}, map[string]int{}, map[string]int{}
 		st.hotWindow = st.end.Sub(st.start)
 		if st.freshBucket {
 			st.hotWindow -= 1500 * time.Millisecond // the burst goes first
@@ -103,6 +103,7 @@ func (r *Report) collect(l *load) {
 				st.statusNot200++
 			}
 			st.storage[s.storage]++
+			st.api[s.apiStatus]++
 			if st.expectOutage && s.at.After(st.start.Add(3*time.Second)) {
 				st.storagePollLate++
 				if s.storage != "major_outage" {
@@ -194,11 +195,8 @@ func (r *Report) Print(w io.Writer) {
 		for _, k := range sortedKeys(st.byStatus) {
 			parts = append(parts, fmt.Sprintf("%s: %d", k, st.byStatus[k]))
 		}
-		var storage []string
-		for _, k := range sortedKeys(st.storage) {
-			storage = append(storage, fmt.Sprintf("%s %d", k, st.storage[k]))
-		}
-		fmt.Fprintf(w, "%s: %s; Storage in status: %s\n", st.name, strings.Join(parts, ", "), strings.Join(storage, ", "))
+		fmt.Fprintf(w, "%s: %s; in status: Storage %s; API %s\n", st.name, strings.Join(parts, ", "),
+			counts(st.storage), counts(st.api))
 		for _, n := range st.notes {
 			fmt.Fprintf(w, "    %s\n", n)
 		}
@@ -224,6 +222,15 @@ func (r *Report) Print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%s  %s: %s\n", mark, c.name, c.detail)
 	}
+}
+
+// counts prints "value n, value n" in the order of the values.
+func counts(m map[string]int) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -193,6 +193,13 @@ func (f *Fleet) limitFlags(redisAddr string) ([]string, error) {
 	if has("rate-limit-redis") {
 		flags = append(flags, "--rate-limit-redis", "redis://"+redisAddr)
 		f.Limits = "redis"
+		if has("rate-limit-redis-timeout") {
+			// The default (50 ms) suits a dedicated machine; on a small
+			// one shared with the whole drill, a slow answer would open
+			// the limit and blur the fleet-wide check. A Redis that is
+			// down refuses at once, whatever the timeout.
+			flags = append(flags, "--rate-limit-redis-timeout", "250ms")
+		}
 	}
 	return flags, nil
 }
