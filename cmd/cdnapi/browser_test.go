@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
@@ -77,6 +78,11 @@ func newBrowser(t *testing.T) *browser {
 	const collect = `window.__csp=[];document.addEventListener('securitypolicyviolation',` +
 		`function(e){window.__csp.push(e.violatedDirective+' '+e.blockedURI)});`
 	_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: collect})
+	if err == nil {
+		// A headless page has no window focus, so :focus would never
+		// match; emulate a focused page, as a person's browser is.
+		_, err = chromedp.Call(ctx, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true})
+	}
 	if err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
@@ -226,7 +232,18 @@ func TestPagesInBrowser(t *testing.T) {
 	t.Logf("maintenance shown %v after the page was loaded", took.Round(time.Millisecond))
 	screenshot("status-1280", true)
 	b.do(t, "viewport", chromedp.EmulateViewport(375, 812))
+	// A day's figure shows on keyboard focus, within the screen.
+	b.do(t, "focus a bar", chromedp.Focus(chromedp.CSS("ol.bars li:last-child")))
+	tip := eval[string](t, b, `(function(){var s=document.activeElement.querySelector('span');`+
+		`return getComputedStyle(s).display==='none'?'':s.innerText})()`)
+	if !strings.Contains(tip, "% up") {
+		t.Errorf("a focused bar shows %q, want its figure", tip)
+	}
+	if px := b.overflow(t); px > 0 {
+		t.Errorf("with a figure shown at 375px: %dpx of horizontal overflow", px)
+	}
 	screenshot("status-375", true)
+	b.do(t, "blur", chromedp.Blur(chromedp.CSS("ol.bars li:last-child"))) // the refresh waits while focus is in the page
 	b.check(t, "maintenance")
 
 	// Storage stops under the running server: within the refresh interval

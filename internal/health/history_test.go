@@ -177,4 +177,24 @@ func TestEvaluatorRecordsHistory(t *testing.T) {
 		incidents[0].Status != cdnapi.StatusUnderMaintenance || incidents[0].Message != "signature database upgrade" || !incidents[0].Open() {
 		t.Fatalf("incidents %+v, %v; want the open maintenance with its message", incidents, err)
 	}
+
+	// Maintenance set ahead with an end: the incident resolves once the
+	// end has passed and the probes have vouched for the component, dated
+	// at the first round after the end.
+	until := now.Add(12 * time.Second).Truncate(time.Second)
+	if err := store.SetComponentOverride(ctx, cdnapi.ComponentOverride{Name: cdnapi.ComponentVirusScanning,
+		Status: cdnapi.StatusUnderMaintenance, Message: "signature database upgrade", Until: until}); err != nil {
+		t.Fatal(err)
+	}
+	var firstAfter time.Time
+	for range 8 {
+		if firstAfter.IsZero() && !now.Before(until) {
+			firstAfter = now.Truncate(time.Second)
+		}
+		round(false)
+	}
+	incidents, err = store.ListIncidents(ctx, cdnapi.IncidentQuery{Limit: 1})
+	if err != nil || len(incidents) != 1 || incidents[0].Open() || !incidents[0].ResolvedAt.Equal(firstAfter) {
+		t.Fatalf("incidents %+v, %v; want the maintenance resolved at %v", incidents, err, firstAfter)
+	}
 }

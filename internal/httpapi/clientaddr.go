@@ -46,15 +46,16 @@ func ParsePrefixes(s string) ([]netip.Prefix, error) {
 	return out, nil
 }
 
-// Resolve returns the client's address. From a trusted peer it walks
-// X-Forwarded-For from the right, past trusted proxies, and returns the
-// first address that is not one: entries further left were written by
-// whoever the untrusted client is, and prove nothing. It returns the zero
-// Addr when the peer's address is not an IP (never on a TCP listener).
-func (c *ClientResolver) Resolve(r *http.Request) netip.Addr {
+// Resolve returns the client's address, and whether it came from
+// X-Forwarded-For. From a trusted peer it walks X-Forwarded-For from the
+// right, past trusted proxies, and returns the first address that is not
+// one: entries further left were written by whoever the untrusted client
+// is, and prove nothing. The address is the zero Addr when the peer's is not
+// an IP (never on a TCP listener).
+func (c *ClientResolver) Resolve(r *http.Request) (addr netip.Addr, forwarded bool) {
 	peer := peerAddr(r.RemoteAddr)
 	if c == nil || !c.isTrusted(peer) {
-		return peer
+		return peer, false
 	}
 	client := peer
 	values := r.Header.Values("X-Forwarded-For")
@@ -63,15 +64,16 @@ func (c *ClientResolver) Resolve(r *http.Request) netip.Addr {
 		for j := len(hops) - 1; j >= 0; j-- {
 			a, err := netip.ParseAddr(strings.TrimSpace(hops[j]))
 			if err != nil {
-				return client // garbage: the last address a proxy vouched for
+				// Garbage: the last address a proxy vouched for.
+				return client, client != peer
 			}
 			client = a.Unmap()
 			if !c.isTrusted(client) {
-				return client
+				return client, true
 			}
 		}
 	}
-	return client
+	return client, client != peer
 }
 
 func (c *ClientResolver) isTrusted(a netip.Addr) bool {

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
@@ -59,14 +60,18 @@ var (
 // carries RateLimit-Policy and RateLimit; a refused one is 429 rate_limited
 // with Retry-After, or 401 with WWW-Authenticate.
 func NewGuard(cfg GuardConfig) func(route string, next http.Handler) http.Handler {
+	// policy is the RateLimit-Policy header, which is the same on every
+	// answer of a limiter, made once rather than per request.
+	var policy atomic.Pointer[policyHeader]
 	return func(route string, next http.Handler) http.Handler {
 		if !guardedRoutes[route] || (cfg.Keys == nil && cfg.Limiter == nil) {
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx := r.Context()
-			addr := cfg.Clients.Resolve(r)
-			if addr.IsValid() {
+			addr, forwarded := cfg.Clients.Resolve(r)
+			if forwarded {
+				// Without it the access log shows the peer, which is right.
 				SetClientAddr(ctx, addr.String())
 			}
 			var keyID, project string
@@ -75,15 +80,22 @@ func NewGuard(cfg GuardConfig) func(route string, next http.Handler) http.Handle
 				keyID, project, authErr = authenticate(cfg.Keys, r.Header.Get("Authorization"))
 			}
 			if cfg.Limiter != nil {
-				client := "ip:" + addr.String()
-				if keyID != "" {
-					client = "key:" + keyID
-				} else if !addr.IsValid() {
-					client = "peer:" + r.RemoteAddr
+				// Key IDs start with "key_", which no address does.
+				client := keyID
+				if client == "" {
+					client = addr.String()
+					if !addr.IsValid() {
+						client = r.RemoteAddr
+					}
 				}
 				d := cfg.Limiter.Take(ctx, client)
 				if d.Limited {
-					setRateHeaders(w.Header(), d)
+					p := policy.Load()
+					if p == nil || p.burst != d.Burst || p.window != d.Window {
+						p = newPolicyHeader(d)
+						policy.Store(p)
+					}
+					setRateHeaders(w.Header(), p.value, d)
 					if !d.Allowed {
 						w.Header().Set("Retry-After", strconv.Itoa(max(1, ceilSeconds(d.RetryAfter))))
 						WriteError(w, r, errRateLimited)
@@ -99,8 +111,13 @@ func NewGuard(cfg GuardConfig) func(route string, next http.Handler) http.Handle
 				return
 			}
 			if keyID != "" {
-				SetKeyID(ctx, keyID)
-				r = r.WithContext(WithProject(ctx, project))
+				if st := state(ctx); st != nil {
+					// The state is already in the context: no new
+					// context and request to allocate on the hot path.
+					st.keyID, st.project = keyID, project
+				} else {
+					r = r.WithContext(WithProject(ctx, project))
+				}
 			}
 			next.ServeHTTP(w, r)
 		})
@@ -122,14 +139,33 @@ func authenticate(keys KeyVerifier, header string) (id, project string, err erro
 }
 
 // setRateHeaders sets the RateLimit-Policy and RateLimit headers of the
-// IETF httpapi draft, as API.md gives them.
-func setRateHeaders(h http.Header, d cdnapi.RateDecision) {
-	h.Set("RateLimit-Policy", `"default";q=`+strconv.Itoa(d.Burst)+";w="+strconv.Itoa(max(1, ceilSeconds(d.Window))))
+// IETF httpapi draft, as API.md gives them. policy is the value of
+// RateLimit-Policy, shared by every answer: net/http only reads it. The keys
+// are written in canonical form, which saves canonicalising them.
+func setRateHeaders(h http.Header, policy []string, d cdnapi.RateDecision) {
+	h["Ratelimit-Policy"] = policy
 	reset := d.Reset
 	if !d.Allowed {
 		reset = d.RetryAfter
 	}
-	h.Set("RateLimit", `"default";r=`+strconv.Itoa(d.Remaining)+";t="+strconv.Itoa(ceilSeconds(reset)))
+	var buf [64]byte
+	b := append(buf[:0], `"default";r=`...)
+	b = strconv.AppendInt(b, int64(d.Remaining), 10)
+	b = append(b, ";t="...)
+	b = strconv.AppendInt(b, int64(ceilSeconds(reset)), 10)
+	h["Ratelimit"] = []string{string(b)}
+}
+
+// policyHeader is the RateLimit-Policy header of one policy.
+type policyHeader struct {
+	burst  int
+	window time.Duration
+	value  []string
+}
+
+func newPolicyHeader(d cdnapi.RateDecision) *policyHeader {
+	v := `"default";q=` + strconv.Itoa(d.Burst) + ";w=" + strconv.Itoa(max(1, ceilSeconds(d.Window)))
+	return &policyHeader{burst: d.Burst, window: d.Window, value: []string{v}}
 }
 
 // ceilSeconds is d in whole seconds, rounded up.

@@ -249,8 +249,9 @@ func TestClientResolver(t *testing.T) {
 		{"not an address", []string{"1.1.1.1"}, "invalid IP"},
 	} {
 		req := &http.Request{RemoteAddr: tc.peer, Header: http.Header{"X-Forwarded-For": tc.xff}}
-		if got := r.Resolve(req).String(); got != tc.want {
-			t.Errorf("peer %s, X-Forwarded-For %q: %s, want %s", tc.peer, tc.xff, got, tc.want)
+		got, forwarded := r.Resolve(req)
+		if got.String() != tc.want || forwarded != (got != peerAddr(tc.peer)) {
+			t.Errorf("peer %s, X-Forwarded-For %q: %s (forwarded %v), want %s", tc.peer, tc.xff, got, forwarded, tc.want)
 		}
 	}
 	if _, err := ParsePrefixes("10.0.0.0/8,nonsense"); err == nil {

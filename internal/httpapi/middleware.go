@@ -23,6 +23,9 @@ type requestState struct {
 	// SetClientAddr) for the access log; clientAddr "" means the peer's IP.
 	keyID      string
 	clientAddr string
+	// project is the project of the request's API key, set by the guard
+	// (see setKeyProject); "" when there is none.
+	project string
 }
 
 type stateKey struct{}
@@ -61,11 +64,16 @@ func WithProject(ctx context.Context, project string) context.Context {
 	return context.WithValue(ctx, projectKey{}, project)
 }
 
-// ProjectFrom returns the project that WithProject set on ctx, and whether
-// one was set.
+// ProjectFrom returns the project that WithProject, or the guard, set on
+// ctx, and whether one was set.
 func ProjectFrom(ctx context.Context) (string, bool) {
-	p, ok := ctx.Value(projectKey{}).(string)
-	return p, ok
+	if p, ok := ctx.Value(projectKey{}).(string); ok {
+		return p, true
+	}
+	if s := state(ctx); s != nil && s.project != "" {
+		return s.project, true
+	}
+	return "", false
 }
 
 // The security headers of API.md. jsonCSP forbids a JSON answer from being

@@ -42,14 +42,15 @@ const statusStyle = baseStyle +
 	`.comp{border:1px solid var(--line);border-radius:8px;padding:.75rem 1rem;margin:.75rem 0}` +
 	`.comp h3{margin:0;font-size:1rem;display:flex;justify-content:space-between;gap:.5rem;flex-wrap:wrap}` +
 	`.state{font-weight:600}.up{font-size:.875rem;color:var(--muted);margin:.25rem 0}` +
-	`ol.bars{list-style:none;display:flex;gap:1px;padding:0;margin:.5rem 0 .25rem;height:2rem}` +
-	`ol.bars li{flex:1;min-width:0;border-radius:1px;position:relative}` +
-	`ol.bars li span{display:none;position:absolute;bottom:2.3rem;left:50%;transform:translateX(-50%);white-space:nowrap;` +
+	`ol.bars{list-style:none;display:flex;gap:1px;padding:0;margin:.5rem 0 .25rem;height:2rem;position:relative}` +
+	`ol.bars li{flex:1;min-width:0;border-radius:1px}` +
+	// The figure of a day shows under the bars, from their left edge, so
+	// that it never runs off a narrow screen.
+	`ol.bars li span{display:none;position:absolute;top:2.25rem;left:0;max-width:100%;` +
 	`background:#1f2328;color:#fff;font-size:.8rem;padding:.2rem .45rem;border-radius:4px;z-index:2}` +
-	`ol.bars li:nth-child(-n+20) span{left:0;transform:none}ol.bars li:nth-last-child(-n+20) span{left:auto;right:0;transform:none}` +
-	`ol.bars li:hover span,ol.bars li:focus span{display:block}` +
+	`ol.bars li:hover span,ol.bars li:focus span{display:block}ol.bars li:hover,ol.bars li:focus{opacity:.7}` +
 	`.d-operational{background:#2da44e}.d-under_maintenance{background:#0969da}.d-degraded_performance{background:#bf8700}` +
-	`.d-partial_outage{background:#e16f24}.d-major_outage{background:#cf222e}.d-none{background:#afb8c1}` +
+	`.d-partial_outage{background:#e16f24}.d-major_outage{background:#cf222e}.d-none{background:#8c959f}` +
 	`.axis{display:flex;justify-content:space-between;font-size:.75rem;color:var(--muted)}` +
 	`.zones{display:grid;grid-template-columns:repeat(auto-fill,minmax(16rem,1fr));gap:.25rem 1.5rem}` +
 	`.zones ul{list-style:none;padding:0;margin:0}.zones li{display:flex;justify-content:space-between;gap:.5rem;padding:.15rem 0;border-bottom:1px solid var(--line)}` +
