@@ -38,14 +38,19 @@ func newPageCache(ttl time.Duration) *pageCache {
 	return &pageCache{entries: expirable.NewLRU[string, *representation](pageCacheEntries, nil, ttl)}
 }
 
-// handler serves the answers of render for the route, through the cache
-// when there is one. The cache key is everything an answer depends on: the
-// route, the project (which an API key may choose) and the raw query; the
-// content coding and If-None-Match are applied per request when serving.
-func (c *pageCache) handler(cfg Config, route string, render render) http.Handler {
+// handler serves the pages that parse asks for, through the cache when there
+// is one. The cache key is the parsed request's canonical key (see
+// listRequest), which holds everything an answer depends on; the content
+// coding and If-None-Match are applied per request when serving.
+func (c *pageCache) handler(parse parseList) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, err := parse(r)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
 		if c == nil {
-			rep, err := render(r)
+			rep, err := req.render(r)
 			if err != nil {
 				WriteError(w, r, err)
 				return
@@ -53,18 +58,14 @@ func (c *pageCache) handler(cfg Config, route string, render render) http.Handle
 			rep.serve(w, r)
 			return
 		}
-		project, keyed := currentProject(r.Context(), cfg.Project)
-		key := route + "\x00" + project + "\x00" + r.URL.RawQuery
-		if keyed {
-			key += "\x00key" // a key's answers are private: another Cache-Control
-		}
+		key := req.key
 		rep, ok := c.entries.Get(key)
 		if !ok {
 			v, err, _ := c.renders.Do(key, func() (any, error) {
 				// The render is shared by every request waiting on this
 				// key, so the first one hanging up must not cancel it; the
 				// store timeout still bounds it.
-				rep, err := render(r.WithContext(context.WithoutCancel(r.Context())))
+				rep, err := req.render(r.WithContext(context.WithoutCancel(r.Context())))
 				if err != nil {
 					return nil, err
 				}

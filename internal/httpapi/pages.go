@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
@@ -39,8 +40,11 @@ func handlePage(p pages.Page) http.Handler {
 // regions, incidents and uptime from the store within the request's store
 // deadline. When storage is down, or does not answer in time, the page
 // still answers at once with the live states and says that the history is
-// unavailable.
+// unavailable. The part read from the store is kept for PageCacheTTL, as
+// hot list pages are, so that the many people a status page draws during
+// an outage, each refreshing it, cost the store a few queries a second.
 func handleStatusPage(cfg Config) http.Handler {
+	kept := &keptStatus{ttl: cfg.PageCacheTTL}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		now := time.Now().UTC()
 		d := pages.StatusData{Doc: cfg.Status.Document(), Now: now, Refresh: cfg.StatusRefresh}
@@ -49,26 +53,77 @@ func handleStatusPage(cfg Config) http.Handler {
 			// would only make the page wait for the deadline.
 			d.RegionsErr, d.HistoryErr = true, true
 		} else {
-			ctx, cancel := context.WithTimeout(r.Context(), cfg.StoreTimeout)
-			defer cancel()
-			var err error
-			if d.Regions, err = cfg.Store.ListRegions(ctx); err != nil {
-				d.RegionsErr = true
-				storeError(r, err) // logs it
-			}
-			d.Incidents, err = cfg.History.ListIncidents(ctx, cdnapi.IncidentQuery{Limit: statusPageIncidents})
-			if err == nil {
-				_, d.Uptime, err = cdnapi.ReadUptime(ctx, cfg.History, now)
-			}
-			if err != nil {
-				d.Incidents, d.Uptime, d.HistoryErr = nil, nil, true
-				storeError(r, err)
-			}
+			st := kept.read(r, cfg, now)
+			d.Regions, d.RegionsErr = st.regions, st.regionsErr
+			d.Incidents, d.Uptime, d.HistoryErr = st.incidents, st.uptime, st.historyErr
 		}
 		p := pages.Status(d)
 		rep := representation{contentType: contentTypeHTML, cacheControl: cacheStatus, csp: p.CSP, body: p.Body}
 		rep.serve(w, r)
 	})
+}
+
+// keptStatus keeps the stored part of the status page for ttl. Requests
+// that find it expired while another one reads it wait for that read rather
+// than start their own, so a crowd refreshing the page during an outage
+// costs the store one read per ttl. A failed read is kept too: it took up
+// to the store timeout, and the crowd must not repeat it at once. A ttl
+// that is not positive keeps nothing, and then requests never wait on
+// each other.
+type keptStatus struct {
+	ttl time.Duration
+	mu  sync.Mutex
+	at  time.Time
+	st  storedStatus
+}
+
+// read returns the stored part as of now, reading it when it is older
+// than ttl.
+func (k *keptStatus) read(r *http.Request, cfg Config, now time.Time) storedStatus {
+	if k.ttl <= 0 {
+		return readStatusPage(r, cfg, now)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	// now was taken before waiting on the lock: a request that waited for
+	// another's read finds that read fresh.
+	if k.at.IsZero() || now.Sub(k.at) >= k.ttl {
+		k.st, k.at = readStatusPage(r, cfg, now), now
+	}
+	return k.st
+}
+
+// storedStatus is the part of the status page read from the store.
+type storedStatus struct {
+	regions    []cdnapi.Region
+	regionsErr bool
+	incidents  []cdnapi.Incident
+	uptime     []cdnapi.Uptime
+	historyErr bool
+}
+
+// readStatusPage reads the regions, the recent incidents and the uptime
+// within one store deadline, and logs what fails.
+func readStatusPage(r *http.Request, cfg Config, now time.Time) storedStatus {
+	// Other requests may wait on this read: the first one hanging up must
+	// not cancel it; the store timeout still bounds it.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), cfg.StoreTimeout)
+	defer cancel()
+	var st storedStatus
+	var err error
+	if st.regions, err = cfg.Store.ListRegions(ctx); err != nil {
+		st.regionsErr = true
+		storeError(r, err) // logs it
+	}
+	st.incidents, err = cfg.History.ListIncidents(ctx, cdnapi.IncidentQuery{Limit: statusPageIncidents})
+	if err == nil {
+		_, st.uptime, err = cdnapi.ReadUptime(ctx, cfg.History, now)
+	}
+	if err != nil {
+		st.incidents, st.uptime, st.historyErr = nil, nil, true
+		storeError(r, err)
+	}
+	return st
 }
 
 // storageDown reports whether doc says that storage is failing.

@@ -127,3 +127,31 @@ func TestStatusPage(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusPageKeepsHistory: with a page cache, the part of /status read
+// from the store is read once per PageCacheTTL, not once per request; the
+// live states are never kept. Without one, every request reads the store.
+func TestStatusPageKeepsHistory(t *testing.T) {
+	for _, tc := range []struct {
+		ttl      time.Duration
+		wantRead bool // whether the second request sees the new incident
+	}{
+		{ttl: time.Hour, wantRead: false},
+		{ttl: 0, wantRead: true},
+	} {
+		t.Run(tc.ttl.String(), func(t *testing.T) {
+			e := newEnv(t, func(cfg *Config) { cfg.PageCacheTTL = tc.ttl })
+			getPage(t, e, "/status", "no-store")
+			must(t, e.store.UpdateIncident(t.Context(), cdnapi.IncidentUpdate{Component: cdnapi.ComponentUpload,
+				Status: cdnapi.StatusMajorOutage, Message: "a new incident", At: time.Now()}))
+			if got := strings.Contains(getPage(t, e, "/status", "no-store"), "a new incident"); got != tc.wantRead {
+				t.Errorf("PageCacheTTL %v: the second request shows the new incident: %v, want %v", tc.ttl, got, tc.wantRead)
+			}
+			e.store.Close()
+			e.status.Evaluate(t.Context())
+			if page := getPage(t, e, "/status", "no-store"); !strings.Contains(page, "History is unavailable") {
+				t.Error("the page did not show the storage outage at once")
+			}
+		})
+	}
+}
