@@ -36,9 +36,6 @@ const (
 	opListAssets
 	opListRegions
 	opRegion
-	opPutFiles
-	opPutAssets
-	opPutRegions
 	opWrite
 	opDeleteAssetsBefore
 	opSetRegionStatus
@@ -65,7 +62,7 @@ const (
 // opNames are the operation label values.
 var opNames = [numOps]string{
 	"list_files", "list_assets", "list_regions", "region",
-	"put_files", "put_assets", "put_regions", "write",
+	"write",
 	"delete_assets_before", "set_region_status", "cursor_secret",
 	"component_overrides", "set_component_override", "clear_component_override",
 	"ping", "close", "migrate",
@@ -106,18 +103,6 @@ func (s *measured) ListRegions(ctx context.Context) ([]cdnapi.Region, error) {
 
 func (s *measured) Region(ctx context.Context, code string) (cdnapi.Region, error) {
 	return measure(s, opRegion, func() (cdnapi.Region, error) { return s.inner.Region(ctx, code) })
-}
-
-func (s *measured) PutFiles(ctx context.Context, files []cdnapi.File) error {
-	return s.run(opPutFiles, func() error { return s.inner.PutFiles(ctx, files) })
-}
-
-func (s *measured) PutAssets(ctx context.Context, assets []cdnapi.Asset) error {
-	return s.run(opPutAssets, func() error { return s.inner.PutAssets(ctx, assets) })
-}
-
-func (s *measured) PutRegions(ctx context.Context, regions []cdnapi.Region) error {
-	return s.run(opPutRegions, func() error { return s.inner.PutRegions(ctx, regions) })
 }
 
 func (s *measured) Write(ctx context.Context, fn func(w cdnapi.Writer) error) error {
