@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/ingest"
 )
 
@@ -48,8 +49,8 @@ func runIngest(ctx context.Context, env *environment, args []string) error {
 		return usageError{"ingest: want files, assets or regions, then an optional FILE (see cdnapi ingest --help)"}
 	}
 	kind := ingest.Kind(args[0])
-	if !ingest.ValidProject(*project) {
-		return usageError{fmt.Sprintf("ingest: --project must be %s", ingest.ProjectRule)}
+	if !cdnapi.ValidProject(*project) {
+		return usageError{fmt.Sprintf("ingest: --project must be %s", cdnapi.ProjectRule)}
 	}
 	if *rejects != "" && !*skip {
 		return usageError{"ingest: --rejects goes with --skip-invalid; without it an invalid line writes nothing"}

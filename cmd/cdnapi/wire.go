@@ -153,7 +153,7 @@ func (svc *service) run(ctx context.Context) error {
 
 // cursorCodec returns the codec for the configured secret, or for the one
 // kept in the database, which every replica sharing it then agrees on.
-func cursorCodec(ctx context.Context, st cdnapi.Store, secret string) (*cdnapi.CursorCodec, error) {
+func cursorCodec(ctx context.Context, st cdnapi.SecretKeeper, secret string) (*cdnapi.CursorCodec, error) {
 	key := []byte(secret)
 	if secret == "" {
 		var err error
@@ -168,9 +168,15 @@ func cursorCodec(ctx context.Context, st cdnapi.Store, secret string) (*cdnapi.C
 	return codec, nil
 }
 
+// demoStore is what seedDemoIfEmpty needs of the store.
+type demoStore interface {
+	cdnapi.ListReader
+	cdnapi.Transactor
+}
+
 // seedDemoIfEmpty writes the demo data when the store has no regions and the
 // project no files, so that --demo never mixes demo rows into real data.
-func seedDemoIfEmpty(ctx context.Context, st cdnapi.Store, project string, logger *slog.Logger) error {
+func seedDemoIfEmpty(ctx context.Context, st demoStore, project string, logger *slog.Logger) error {
 	regions, err := st.ListRegions(ctx)
 	if err != nil {
 		return fmt.Errorf("check for existing data: %w", err)

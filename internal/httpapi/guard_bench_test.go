@@ -38,7 +38,7 @@ import (
 func BenchmarkGuard(b *testing.B) {
 	st := teststore.SQLite(b)
 	ctx := context.Background()
-	must(b, st.PutFiles(ctx, storetest.Files(100, DefaultProject, 1)))
+	must(b, storetest.Writer(st).PutFiles(ctx, storetest.Files(100, DefaultProject, 1)))
 	secret, err := st.CursorSecret(ctx)
 	must(b, err)
 	cursors, err := cdnapi.NewCursorCodec(secret)

@@ -69,7 +69,7 @@ func filesPage(cfg Config, r *http.Request, q cdnapi.FileQuery, project string, 
 		return cdnapi.Position{CreatedAt: f.CreatedAt, ID: f.ID}
 	})
 	renderList(rep, page, appendFile, func(p cdnapi.Position) string {
-		return cfg.Cursors.Encode(cdnapi.ListFiles, project, p)
+		return cfg.Cursors.Files(project).Encode(p)
 	}, pathFiles+"?limit="+strconv.Itoa(limit))
 	return rep, nil
 }
@@ -117,7 +117,7 @@ func assetsPage(cfg Config, r *http.Request, q cdnapi.AssetQuery) (*representati
 		return cdnapi.Position{CreatedAt: a.CreatedAt, ID: a.ID}
 	})
 	renderList(rep, page, appendAsset, func(p cdnapi.Position) string {
-		return cfg.Cursors.Encode(cdnapi.ListAssets, q.Region, p)
+		return cfg.Cursors.Assets(q.Region).Encode(p)
 	}, next)
 	return rep, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/api"
 	"github.com/cdnapi/cdnapi/internal/health"
+	"github.com/cdnapi/cdnapi/internal/storetest"
 )
 
 // newerFile returns a file of the default project newer than every fixture.
@@ -75,7 +76,7 @@ func TestPageCache(t *testing.T) {
 
 	t.Run("a page is served again until it expires", func(t *testing.T) {
 		_, before := e.get(t, onAPI, "/api/v1/files?limit=5")
-		must(t, e.store.PutFiles(ctx, []cdnapi.File{newerFile("fil_cachedaway")}))
+		must(t, storetest.Writer(e.store).PutFiles(ctx, []cdnapi.File{newerFile("fil_cachedaway")}))
 		if _, again := e.get(t, onAPI, "/api/v1/files?limit=5"); !bytes.Equal(again, before) {
 			t.Errorf("the second answer was rendered again:\n%s\nwant\n%s", again, before)
 		}
@@ -87,7 +88,7 @@ func TestPageCache(t *testing.T) {
 
 	t.Run("every spelling of a request shares one entry", func(t *testing.T) {
 		_, before := e.get(t, onAPI, "/api/v1/files?limit=9")
-		must(t, e.store.PutFiles(ctx, []cdnapi.File{newerFile("fil_spelledaway")}))
+		must(t, storetest.Writer(e.store).PutFiles(ctx, []cdnapi.File{newerFile("fil_spelledaway")}))
 		for _, target := range []string{"/api/v1/files?limit=09", "/api/v1/files?limit=009", "/api/v1/files?&limit=9&",
 			"/api/v1/files?%6Cimit=9", "/api/v1/files?limit=%39"} {
 			if _, again := e.get(t, onAPI, target); !bytes.Equal(again, before) {
@@ -119,7 +120,7 @@ func TestPageCache(t *testing.T) {
 		if res, _ := e.get(t, onEdge, target); res.StatusCode != http.StatusBadRequest {
 			t.Fatalf("unknown region: %d", res.StatusCode)
 		}
-		must(t, e.store.PutRegions(ctx, []cdnapi.Region{{Code: "ZZZ9", Name: "Nowhere", Zone: "eu-west", Country: "DE", Status: cdnapi.StatusOperational}}))
+		must(t, storetest.Writer(e.store).PutRegions(ctx, []cdnapi.Region{{Code: "ZZZ9", Name: "Nowhere", Zone: "eu-west", Country: "DE", Status: cdnapi.StatusOperational}}))
 		if res, body := e.get(t, onEdge, target); res.StatusCode != http.StatusOK {
 			t.Errorf("after the region was added: %d %s", res.StatusCode, body)
 		}
@@ -149,7 +150,7 @@ func TestPageCache(t *testing.T) {
 func TestPageCacheExpires(t *testing.T) {
 	e := newEnv(t, func(cfg *Config) { cfg.PageCacheTTL = 20 * time.Millisecond })
 	e.get(t, onAPI, "/api/v1/files?limit=2")
-	must(t, e.store.PutFiles(context.Background(), []cdnapi.File{newerFile("fil_fresh")}))
+	must(t, storetest.Writer(e.store).PutFiles(context.Background(), []cdnapi.File{newerFile("fil_fresh")}))
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		if _, body := e.get(t, onAPI, "/api/v1/files?limit=2"); bytes.Contains(body, []byte("fil_fresh")) {

@@ -10,6 +10,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
+// listPrealloc caps the rows a list makes room for before it reads any: a
+// caller's limit may be large, and a page of the API fits well within it.
+const listPrealloc = 128
+
 // The list queries. Each is a range scan, in index order, of the index named
 // beside it, stopped by LIMIT: a page deep in the list costs what the first
 // does. PostgreSQL turns the row-value comparison (created_at, id) < ($n, $m)
@@ -68,7 +72,7 @@ func (s *Store) ListFiles(ctx context.Context, q cdnapi.FileQuery) ([]cdnapi.Fil
 		return nil, fmt.Errorf("postgres: list files: %w", err)
 	}
 	defer rows.Close()
-	files := make([]cdnapi.File, 0, min(q.Limit, cdnapi.MaxLimit+1))
+	files := make([]cdnapi.File, 0, min(q.Limit, listPrealloc))
 	for rows.Next() {
 		f := cdnapi.File{Project: q.Project}
 		if err := rows.Scan(&f.ID, &f.CreatedAt, &f.Filename, &f.Bytes, &f.Checksum); err != nil {
@@ -106,7 +110,7 @@ func (s *Store) ListAssets(ctx context.Context, q cdnapi.AssetQuery) ([]cdnapi.A
 		return nil, fmt.Errorf("postgres: list assets: %w", err)
 	}
 	defer rows.Close()
-	assets := make([]cdnapi.Asset, 0, min(q.Limit, cdnapi.MaxLimit+1))
+	assets := make([]cdnapi.Asset, 0, min(q.Limit, listPrealloc))
 	for rows.Next() {
 		var a cdnapi.Asset
 		if err := rows.Scan(&a.ID, &a.CreatedAt, &a.Path, &a.Bytes, &a.CacheStatus, &a.Region); err != nil {

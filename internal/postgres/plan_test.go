@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/storetest"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -45,10 +46,10 @@ func seedPlanData(t *testing.T, s *Store) {
 		assets[i] = asset(fmt.Sprintf("ast_%d", i), fmt.Sprintf("REG%d", i%10), at)
 	}
 	ctx := t.Context()
-	if err := s.PutFiles(ctx, files); err != nil {
+	if err := storetest.Writer(s).PutFiles(ctx, files); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutAssets(ctx, assets); err != nil {
+	if err := storetest.Writer(s).PutAssets(ctx, assets); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.primary.Exec(ctx, `ANALYZE files, assets`); err != nil {

@@ -135,7 +135,7 @@ func TestOpenCreatesFileAndReopenKeepsData(t *testing.T) {
 		t.Fatalf("Migrate: %v", err)
 	}
 	files := storetest.Files(30, "default", 1)
-	if err := s.PutFiles(t.Context(), files); err != nil {
+	if err := storetest.Writer(s).PutFiles(t.Context(), files); err != nil {
 		t.Fatalf("PutFiles: %v", err)
 	}
 	secret, err := s.CursorSecret(t.Context())
@@ -251,15 +251,15 @@ func putPlanData(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := t.Context()
 	regions := storetest.Regions()
-	if err := s.PutRegions(ctx, regions); err != nil {
+	if err := storetest.Writer(s).PutRegions(ctx, regions); err != nil {
 		t.Fatal(err)
 	}
 	for i, project := range []string{"default", "other", "third"} {
-		if err := s.PutFiles(ctx, storetest.Files(2000, project, uint64(i))); err != nil {
+		if err := storetest.Writer(s).PutFiles(ctx, storetest.Files(2000, project, uint64(i))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.PutAssets(ctx, storetest.Assets(3000, storetest.RegionCodes(regions), 9)); err != nil {
+	if err := storetest.Writer(s).PutAssets(ctx, storetest.Assets(3000, storetest.RegionCodes(regions), 9)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -294,7 +294,7 @@ func TestWritersQueue(t *testing.T) {
 	errs := make(chan error, 16)
 	for i := range 16 {
 		go func() {
-			errs <- s.PutFiles(context.Background(), storetest.Files(50, "default", uint64(100+i)))
+			errs <- storetest.Writer(s).PutFiles(context.Background(), storetest.Files(50, "default", uint64(100+i)))
 		}()
 	}
 	for range 16 {
@@ -365,7 +365,7 @@ func TestMigrationKeepsAssets(t *testing.T) {
 		t.Fatalf("migrating to version 1: %v", err)
 	}
 	assets := storetest.Assets(500, storetest.RegionCodes(storetest.Regions()), 61)
-	if err := s.PutAssets(t.Context(), assets); err != nil {
+	if err := storetest.Writer(s).PutAssets(t.Context(), assets); err != nil {
 		t.Fatalf("PutAssets into version 1: %v", err)
 	}
 	storetest.SortAssets(assets)
