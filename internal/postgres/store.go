@@ -14,8 +14,7 @@
 // (see the migrations and TestQueryPlans): no OFFSET and no COUNT.
 //
 // The schema is versioned with goose; the migrations are embedded in the
-// binary. Open does not touch the schema: call Migrate, or CheckSchema to
-// only check, before serving.
+// binary. Open does not touch the schema: call Migrate before serving.
 package postgres
 
 import (
@@ -67,8 +66,8 @@ var _ cdnapi.Store = (*Store)(nil)
 // key=value connection string) and, when opts.ReadDSN is set, on that read
 // replica. It checks the DSNs but does not connect: pools dial on first use,
 // so a server that is down at start makes calls fail until it is back, and
-// never makes Open hang. Call Ping to check the server, and Migrate or
-// CheckSchema before serving.
+// never makes Open hang. Call Ping to check the server, and Migrate before
+// serving.
 //
 // Errors never include the DSN, which may hold a password.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
@@ -143,18 +142,10 @@ func (s *Store) Close() error {
 // readiness and the status of Storage, which are about serving the read
 // API. With the primary down, the lists still answer from the replica, and
 // a load balancer that took every replica out of service would turn a write
-// outage into a read outage too. PingPrimary checks the primary.
+// outage into a read outage too.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := ping(ctx, s.read); err != nil {
 		return fmt.Errorf("postgres: ping: %w", err)
-	}
-	return nil
-}
-
-// PingPrimary checks that the primary answers a query within ctx.
-func (s *Store) PingPrimary(ctx context.Context) error {
-	if err := ping(ctx, s.primary); err != nil {
-		return fmt.Errorf("postgres: ping primary: %w", err)
 	}
 	return nil
 }
