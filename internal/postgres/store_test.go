@@ -368,7 +368,8 @@ func callEveryMethod(s *Store) map[string]func(context.Context) error {
 // pingPrimary checks that the primary answers a query within ctx, as Ping
 // does the pool the lists read from.
 func (s *Store) pingPrimary(ctx context.Context) error {
-	if err := ping(ctx, s.primary); err != nil {
+	var one int
+	if err := s.primary.QueryRow(ctx, `SELECT 1`).Scan(&one); err != nil {
 		return fmt.Errorf("postgres: ping primary: %w", err)
 	}
 	return nil

@@ -223,6 +223,9 @@ func TestQueryPlans(t *testing.T) {
 		{"region assets first", listRegionAssetsFirst, []any{"FRA1", 20}, "SEARCH assets USING INDEX assets_by_region_created (region=?)"},
 		{"region assets after", listRegionAssetsAfter, append(append([]any{"FRA1"}, after...), 20), "SEARCH assets USING INDEX assets_by_region_created (region=? AND (created_at,id)<(?,?))"},
 		{"regions", listRegions, nil, "SCAN regions"}, // the primary key, in order
+		{"probe files", probeFiles, nil, "SCAN files USING INDEX files_by_project_created"},
+		{"probe assets", probeAssets, nil, "SCAN assets"}, // the primary key, backwards, stopping at 1
+		{"probe regions", probeRegions, nil, "SCAN regions"},
 		{"delete assets: the oldest", deleteAssetsBefore, []any{int64(1), 10}, "SEARCH assets USING PRIMARY KEY (created_at<?)"},
 		{"delete assets: by key", deleteAssetsBefore, []any{int64(1), 10}, "SEARCH assets USING PRIMARY KEY (created_at=? AND id=?)"},
 	}
