@@ -10,15 +10,15 @@ import (
 	"time"
 )
 
-// List names the list a cursor belongs to, so that a cursor of one list is
-// refused by another.
-type List byte
+// CursorList names the list a cursor belongs to, so that a cursor of one
+// list is refused by another.
+type CursorList byte
 
 // The lists that take cursors.
 const (
-	ListFiles     List = 1
-	ListAssets    List = 2
-	ListIncidents List = 3
+	CursorFiles     CursorList = 1
+	CursorAssets    CursorList = 2
+	CursorIncidents CursorList = 3
 )
 
 // cursorVersion is the first byte of every cursor. A change of layout gets a
@@ -56,7 +56,7 @@ func NewCursorCodec(key []byte) (*CursorCodec, error) {
 }
 
 // Encode returns the cursor that continues list, under filter, after p.
-func (c *CursorCodec) Encode(list List, filter string, p Position) string {
+func (c *CursorCodec) Encode(list CursorList, filter string, p Position) string {
 	b := make([]byte, 0, 2+2*binary.MaxVarintLen64+len(filter)+len(p.ID)+sha256.Size)
 	b = append(b, cursorVersion, byte(list))
 	b = binary.AppendUvarint(b, uint64(len(filter)))
@@ -71,7 +71,7 @@ func (c *CursorCodec) Encode(list List, filter string, p Position) string {
 // Decode checks that s is a cursor this codec issued for list and filter,
 // and returns its position. Any failure is an *Error with CodeCursorInvalid
 // that tells the client what to do; why it failed is not revealed.
-func (c *CursorCodec) Decode(list List, filter, s string) (Position, error) {
+func (c *CursorCodec) Decode(list CursorList, filter, s string) (Position, error) {
 	invalid := Errorf(CodeCursorInvalid, "cursor",
 		"cursor is not valid for this list; use the next_cursor of a previous response to the same request")
 	// The decoder skips line breaks; a cursor has none, so that it has one
@@ -89,7 +89,7 @@ func (c *CursorCodec) Decode(list List, filter, s string) (Position, error) {
 	}
 	// The MAC is good, so the bytes are ours; the checks below only refuse
 	// cursors of another version, list or filter.
-	if body[0] != cursorVersion || List(body[1]) != list {
+	if body[0] != cursorVersion || CursorList(body[1]) != list {
 		return Position{}, invalid
 	}
 	r := body[2:]
@@ -107,6 +107,37 @@ func (c *CursorCodec) Decode(list List, filter, s string) (Position, error) {
 	}
 	return Position{CreatedAt: time.Unix(secs, 0).UTC(), ID: string(id)}, nil
 }
+
+// ListCursors are the cursors of one list under one filter: what a
+// request's cursor is decoded with and its next_cursor encoded with, so the
+// two always agree.
+type ListCursors struct {
+	codec  *CursorCodec
+	list   CursorList
+	filter string
+}
+
+// Files returns the cursors of a project's files.
+func (c *CursorCodec) Files(project string) ListCursors {
+	return ListCursors{c, CursorFiles, project}
+}
+
+// Assets returns the cursors of the assets of region, or of every region
+// when region is "".
+func (c *CursorCodec) Assets(region string) ListCursors {
+	return ListCursors{c, CursorAssets, region}
+}
+
+// Incidents returns the cursors of the incident list.
+func (c *CursorCodec) Incidents() ListCursors {
+	return ListCursors{c, CursorIncidents, ""}
+}
+
+// Encode returns the cursor that continues the list after p.
+func (l ListCursors) Encode(p Position) string { return l.codec.Encode(l.list, l.filter, p) }
+
+// Decode checks s as CursorCodec.Decode does and returns its position.
+func (l ListCursors) Decode(s string) (Position, error) { return l.codec.Decode(l.list, l.filter, s) }
 
 // mac returns the HMAC-SHA256 of b under the codec's key.
 func (c *CursorCodec) mac(b []byte) []byte {

@@ -22,14 +22,14 @@ func TestCursorRoundTrip(t *testing.T) {
 	c := newCodec(t, "0123456789abcdef0123456789abcdef")
 	tests := []struct {
 		name   string
-		list   cdnapi.List
+		list   cdnapi.CursorList
 		filter string
 		pos    cdnapi.Position
 	}{
-		{"files", cdnapi.ListFiles, "default", cdnapi.Position{CreatedAt: time.Date(2026, 11, 20, 14, 3, 7, 0, time.UTC), ID: "fil_abc"}},
-		{"assets all regions", cdnapi.ListAssets, "", cdnapi.Position{CreatedAt: time.Unix(1, 0).UTC(), ID: "ast_Z"}},
-		{"assets one region", cdnapi.ListAssets, "FRA1", cdnapi.Position{CreatedAt: time.Unix(1<<40, 0).UTC(), ID: "ast_" + strings.Repeat("x", 64)}},
-		{"before 1970", cdnapi.ListFiles, "ünïcode project", cdnapi.Position{CreatedAt: time.Unix(-86400, 0).UTC(), ID: "fil_1"}},
+		{"files", cdnapi.CursorFiles, "default", cdnapi.Position{CreatedAt: time.Date(2026, 11, 20, 14, 3, 7, 0, time.UTC), ID: "fil_abc"}},
+		{"assets all regions", cdnapi.CursorAssets, "", cdnapi.Position{CreatedAt: time.Unix(1, 0).UTC(), ID: "ast_Z"}},
+		{"assets one region", cdnapi.CursorAssets, "FRA1", cdnapi.Position{CreatedAt: time.Unix(1<<40, 0).UTC(), ID: "ast_" + strings.Repeat("x", 64)}},
+		{"before 1970", cdnapi.CursorFiles, "ünïcode project", cdnapi.Position{CreatedAt: time.Unix(-86400, 0).UTC(), ID: "fil_1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,26 +51,26 @@ func TestCursorRoundTrip(t *testing.T) {
 func TestCursorRefused(t *testing.T) {
 	c := newCodec(t, "0123456789abcdef0123456789abcdef")
 	pos := cdnapi.Position{CreatedAt: time.Date(2026, 11, 20, 14, 3, 7, 0, time.UTC), ID: "fil_abc"}
-	valid := c.Encode(cdnapi.ListFiles, "default", pos)
+	valid := c.Encode(cdnapi.CursorFiles, "default", pos)
 	other := newCodec(t, "another secret, also long enough")
 
 	tests := []struct {
 		name   string
 		codec  *cdnapi.CursorCodec
-		list   cdnapi.List
+		list   cdnapi.CursorList
 		filter string
 		cursor string
 	}{
-		{"empty", c, cdnapi.ListFiles, "default", ""},
-		{"not base64", c, cdnapi.ListFiles, "default", "!!!!"},
-		{"padded", c, cdnapi.ListFiles, "default", valid + "="},
-		{"truncated", c, cdnapi.ListFiles, "default", valid[:len(valid)-4]},
-		{"extended", c, cdnapi.ListFiles, "default", valid + "AA"},
-		{"line break", c, cdnapi.ListFiles, "default", valid[:10] + "\n" + valid[10:]},
-		{"carriage return", c, cdnapi.ListFiles, "default", valid[:10] + "\r" + valid[10:]},
-		{"other list", c, cdnapi.ListAssets, "default", valid},
-		{"other filter", c, cdnapi.ListFiles, "other", valid},
-		{"other key", other, cdnapi.ListFiles, "default", valid},
+		{"empty", c, cdnapi.CursorFiles, "default", ""},
+		{"not base64", c, cdnapi.CursorFiles, "default", "!!!!"},
+		{"padded", c, cdnapi.CursorFiles, "default", valid + "="},
+		{"truncated", c, cdnapi.CursorFiles, "default", valid[:len(valid)-4]},
+		{"extended", c, cdnapi.CursorFiles, "default", valid + "AA"},
+		{"line break", c, cdnapi.CursorFiles, "default", valid[:10] + "\n" + valid[10:]},
+		{"carriage return", c, cdnapi.CursorFiles, "default", valid[:10] + "\r" + valid[10:]},
+		{"other list", c, cdnapi.CursorAssets, "default", valid},
+		{"other filter", c, cdnapi.CursorFiles, "other", valid},
+		{"other key", other, cdnapi.CursorFiles, "default", valid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,7 +87,7 @@ func TestCursorRefused(t *testing.T) {
 // every time: strict decoding leaves no character whose bits are ignored.
 func TestCursorEveryByteChanged(t *testing.T) {
 	c := newCodec(t, "0123456789abcdef0123456789abcdef")
-	valid := c.Encode(cdnapi.ListAssets, "FRA1", cdnapi.Position{CreatedAt: time.Unix(1790000000, 0), ID: "ast_q"})
+	valid := c.Encode(cdnapi.CursorAssets, "FRA1", cdnapi.Position{CreatedAt: time.Unix(1790000000, 0), ID: "ast_q"})
 	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 	for i := range len(valid) {
 		for _, r := range alphabet {
@@ -95,7 +95,7 @@ func TestCursorEveryByteChanged(t *testing.T) {
 				continue
 			}
 			mutated := valid[:i] + string(r) + valid[i+1:]
-			if _, err := c.Decode(cdnapi.ListAssets, "FRA1", mutated); err == nil {
+			if _, err := c.Decode(cdnapi.CursorAssets, "FRA1", mutated); err == nil {
 				t.Fatalf("cursor with position %d changed to %q was accepted", i, r)
 			}
 		}
@@ -110,11 +110,11 @@ func TestNewCursorCodecShortKey(t *testing.T) {
 
 func FuzzCursorDecode(f *testing.F) {
 	c := newCodec(f, "0123456789abcdef0123456789abcdef")
-	f.Add(c.Encode(cdnapi.ListFiles, "default", cdnapi.Position{CreatedAt: time.Unix(1790000000, 0), ID: "fil_1"}))
+	f.Add(c.Encode(cdnapi.CursorFiles, "default", cdnapi.Position{CreatedAt: time.Unix(1790000000, 0), ID: "fil_1"}))
 	f.Add("")
 	f.Add("AQ")
 	f.Fuzz(func(t *testing.T, s string) {
-		pos, err := c.Decode(cdnapi.ListFiles, "default", s)
+		pos, err := c.Decode(cdnapi.CursorFiles, "default", s)
 		if err != nil {
 			var e *cdnapi.Error
 			if !errors.As(err, &e) || e.Code != cdnapi.CodeCursorInvalid {
@@ -124,8 +124,41 @@ func FuzzCursorDecode(f *testing.F) {
 		}
 		// Whatever decodes must encode back to the same cursor: there is one
 		// spelling per position.
-		if again := c.Encode(cdnapi.ListFiles, "default", pos); again != s {
+		if again := c.Encode(cdnapi.CursorFiles, "default", pos); again != s {
 			t.Fatalf("Decode(%q) = %+v, which encodes to %q", s, pos, again)
 		}
 	})
+}
+
+// TestListCursors checks that each list's cursors decode what they encode
+// and refuse those of another list or filter.
+func TestListCursors(t *testing.T) {
+	c := newCodec(t, "0123456789abcdef")
+	pos := cdnapi.Position{CreatedAt: time.Unix(1790000000, 0).UTC(), ID: "x_1"}
+	lists := []struct {
+		name string
+		l    cdnapi.ListCursors
+		raw  string // the same cursor through the codec
+	}{
+		{"files of default", c.Files("default"), c.Encode(cdnapi.CursorFiles, "default", pos)},
+		{"files of other", c.Files("other"), c.Encode(cdnapi.CursorFiles, "other", pos)},
+		{"assets of all regions", c.Assets(""), c.Encode(cdnapi.CursorAssets, "", pos)},
+		{"assets of FRA1", c.Assets("FRA1"), c.Encode(cdnapi.CursorAssets, "FRA1", pos)},
+		{"incidents", c.Incidents(), c.Encode(cdnapi.CursorIncidents, "", pos)},
+	}
+	for i, a := range lists {
+		s := a.l.Encode(pos)
+		if s != a.raw {
+			t.Errorf("%s: Encode = %q, want the codec's %q", a.name, s, a.raw)
+		}
+		for j, b := range lists {
+			got, err := b.l.Decode(s)
+			if i == j && (err != nil || got != pos) {
+				t.Errorf("%s: Decode of its own cursor = %v, %v", a.name, got, err)
+			}
+			if i != j && cdnapi.ErrorCode(err) != cdnapi.CodeCursorInvalid {
+				t.Errorf("%s: a cursor of %s decoded: %v, %v", b.name, a.name, got, err)
+			}
+		}
+	}
 }

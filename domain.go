@@ -18,7 +18,31 @@ type Region struct {
 	Name    string // display name of the place, e.g. "Frankfurt"
 	Zone    string // e.g. "eu-central"
 	Country string // ISO 3166-1 alpha-2, upper case
-	Status  Status
+	Status  Status // the status in force when the region was read
+
+	// Until, when not zero, is when the status an operator set with an end
+	// (regions set-status --until) ends; the API does not show it.
+	Until time.Time
+	// Expired is the status that ended at Until, which has passed: Status
+	// is then operational again. "" while the status holds.
+	Expired Status
+}
+
+// WithStatusUntil returns r as of now, given the status an operator set
+// until a time: once that time has come, and while the region still has
+// the status that was set (an ingest may have written another since, which
+// has no end), the region is operational again and the status that ended
+// is kept in Expired. The stores apply it to every region they read, so
+// that no list ever shows an expired status.
+func (r Region) WithStatusUntil(set Status, until, now time.Time) Region {
+	if until.IsZero() || r.Status != set {
+		return r
+	}
+	r.Until = until.UTC()
+	if !now.Before(until) {
+		r.Expired, r.Status = r.Status, StatusOperational
+	}
+	return r
 }
 
 // Asset is a recently requested asset, as listed by GET /api/v1/assets.

@@ -52,5 +52,6 @@ func ErrorCode(err error) string {
 }
 
 // ErrNotFound is returned by a Store when the one record asked for does not
-// exist.
-var ErrNotFound = errors.New("cdnapi: not found")
+// exist. It is the one way to say "not found": an *Error of CodeNotFound,
+// which reaches clients as it is. Test for it with errors.Is.
+var ErrNotFound = &Error{Code: CodeNotFound, Message: "the requested record does not exist"}

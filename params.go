@@ -43,3 +43,23 @@ const (
 	FileIDPrefix  = "fil_"
 	AssetIDPrefix = "ast_"
 )
+
+// ValidProject reports whether name can name a project: 1 to 64 ASCII
+// letters, digits, '.', '_' or '-', starting with a letter or digit. API.md
+// leaves projects open; a slug this plain is safe in logs, URLs and shells.
+func ValidProject(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// ProjectRule says what ValidProject accepts, for messages.
+const ProjectRule = `1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit`

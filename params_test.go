@@ -1,6 +1,7 @@
 package cdnapi_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cdnapi/cdnapi"
@@ -22,6 +23,31 @@ func TestValidID(t *testing.T) {
 	for _, tt := range tests {
 		if got := cdnapi.ValidID(tt.prefix, tt.id); got != tt.ok {
 			t.Errorf("ValidID(%q, %q) = %v, want %v", tt.prefix, tt.id, got, tt.ok)
+		}
+	}
+}
+
+func TestValidProject(t *testing.T) {
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"default", true},
+		{"a", true},
+		{"Acme.eu_2-b", true},
+		{"9lives", true},
+		{strings.Repeat("p", 64), true},
+		{strings.Repeat("p", 65), false},
+		{"", false},
+		{"-lead", false},
+		{".hidden", false},
+		{"my project", false},
+		{"projekt-ü", false},
+		{"a/b", false},
+	}
+	for _, tt := range tests {
+		if got := cdnapi.ValidProject(tt.name); got != tt.ok {
+			t.Errorf("ValidProject(%q) = %v, want %v", tt.name, got, tt.ok)
 		}
 	}
 }

@@ -28,51 +28,94 @@ type AssetQuery struct {
 	Limit  int       // the most rows to return; at least 1
 }
 
-// Writer writes records. Every method upserts: a record replaces any with
-// the same ID (for regions, the same code), so writing the same records twice
-// leaves the store as writing them once. A call writes all of its records or
-// none. Callers may reuse the slices once a call returns.
+// The store is described by small interfaces, one per job, in the manner of
+// WTF Dial's services: each consumer asks for the few it uses (httpapi the
+// ListReader, ingest a Transactor, health and the CLI the overrides), and
+// Store gathers the ones every engine implements. A new capability of the
+// store (API keys, status history, …) is a new small interface, in the file
+// of its domain, which the engines implement; Store embeds it only when
+// every caller that holds a Store needs it.
+//
+// A method that finds no record returns ErrNotFound. Any other error that is
+// not an *Error means the store could not answer; the HTTP edge reports it
+// as storage_unavailable.
+
+// FileReader lists files.
+type FileReader interface {
+	// ListFiles returns up to q.Limit files of q.Project, newest first.
+	ListFiles(ctx context.Context, q FileQuery) ([]File, error)
+}
+
+// AssetReader lists assets.
+type AssetReader interface {
+	// ListAssets returns up to q.Limit assets, newest first, of one region
+	// or of all.
+	ListAssets(ctx context.Context, q AssetQuery) ([]Asset, error)
+}
+
+// RegionReader reads regions.
+type RegionReader interface {
+	// ListRegions returns every region, ordered by code.
+	ListRegions(ctx context.Context) ([]Region, error)
+	// Region returns the region with the given code, or ErrNotFound.
+	Region(ctx context.Context, code string) (Region, error)
+}
+
+// ListReader is every list the read API serves. Its methods run keyset
+// range scans: their cost does not grow with the depth of the page.
+type ListReader interface {
+	FileReader
+	AssetReader
+	RegionReader
+}
+
+// Writer writes records inside the transaction of a Transactor's Write.
+// Every method upserts: a record replaces any with the same ID (for regions,
+// the same code), so writing the same records twice leaves the store as
+// writing them once; among records of one call that share a key, the last
+// wins. Callers may reuse the slices once a call returns.
 type Writer interface {
 	PutFiles(ctx context.Context, files []File) error
 	PutAssets(ctx context.Context, assets []Asset) error
 	PutRegions(ctx context.Context, regions []Region) error
 }
 
-// Store is where cdnapi keeps its data. Every engine (SQLite, PostgreSQL)
-// implements it and passes the behaviour suite in internal/storetest.
-//
-// List methods run keyset range scans: their cost does not grow with the depth
-// of the page. An error that is not ErrNotFound or an *Error means the store
-// could not answer; the HTTP edge reports it as storage_unavailable.
-type Store interface {
-	// ListFiles returns up to q.Limit files of q.Project, newest first.
-	ListFiles(ctx context.Context, q FileQuery) ([]File, error)
-	// ListAssets returns up to q.Limit assets, newest first, of one region
-	// or of all.
-	ListAssets(ctx context.Context, q AssetQuery) ([]Asset, error)
-	// ListRegions returns every region, ordered by code.
-	ListRegions(ctx context.Context) ([]Region, error)
-	// Region returns the region with the given code, or ErrNotFound.
-	Region(ctx context.Context, code string) (Region, error)
-
-	// Writer's methods each write in a transaction of their own.
-	Writer
+// Transactor writes records in transactions.
+type Transactor interface {
 	// Write runs fn in one transaction: all that fn writes through w is
-	// committed when fn returns nil; nothing is if it returns an error, ctx ends
-	// or the process dies. Other writers wait while it runs, so callers keep it
-	// to one unit of work (one ingest).
+	// committed when fn returns nil; nothing is if it returns an error, ctx
+	// ends or the process dies. Other writers may wait while it runs, so
+	// callers keep it to one unit of work (one ingest).
 	Write(ctx context.Context, fn func(w Writer) error) error
-	// DeleteAssetsBefore deletes up to limit assets created before cutoff,
-	// oldest first, in one short transaction, and returns how many it deleted.
-	DeleteAssetsBefore(ctx context.Context, cutoff time.Time, limit int) (int, error)
-	// SetRegionStatus sets the status of the region with code, or returns ErrNotFound.
-	SetRegionStatus(ctx context.Context, code string, status Status) error
+}
 
+// RegionStatusWriter changes the status of regions, as operators do.
+type RegionStatusWriter interface {
+	// SetRegionStatus sets the status of the region with code, or returns
+	// ErrNotFound. The caller passes a valid Status. A non-zero until ends
+	// the status then (see Region.WithStatusUntil); a zero until sets a
+	// status without an end.
+	SetRegionStatus(ctx context.Context, code string, status Status, until time.Time) error
+}
+
+// AssetPruner deletes old assets.
+type AssetPruner interface {
+	// DeleteAssetsBefore deletes up to limit assets created before cutoff,
+	// oldest first, in one short transaction, and returns how many it
+	// deleted.
+	DeleteAssetsBefore(ctx context.Context, cutoff time.Time, limit int) (int, error)
+}
+
+// SecretKeeper keeps the cursor secret that replicas share.
+type SecretKeeper interface {
 	// CursorSecret returns the key that authenticates cursors. The first
 	// call on an empty database generates a random key and stores it; every
 	// later call, from any process sharing the database, returns that key.
 	CursorSecret(ctx context.Context) ([]byte, error)
+}
 
+// OverrideStore keeps the component statuses operators set by hand.
+type OverrideStore interface {
 	// ComponentOverrides returns the component statuses operators have set,
 	// ordered by name. Expired overrides may be included; see Active.
 	ComponentOverrides(ctx context.Context) ([]ComponentOverride, error)
@@ -80,9 +123,24 @@ type Store interface {
 	SetComponentOverride(ctx context.Context, o ComponentOverride) error
 	// ClearComponentOverride removes the override of a component, if any.
 	ClearComponentOverride(ctx context.Context, name string) error
+}
 
+// Lifecycle is a store's connection to its database.
+type Lifecycle interface {
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
 	// Close releases the store's connections.
 	Close() error
+}
+
+// Store is where cdnapi keeps its data: every engine (SQLite, PostgreSQL)
+// implements it and passes the behaviour suite in internal/storetest.
+type Store interface {
+	ListReader
+	Transactor
+	RegionStatusWriter
+	AssetPruner
+	SecretKeeper
+	OverrideStore
+	Lifecycle
 }

@@ -52,12 +52,9 @@ func fillExamples(ctx context.Context, st *sqlite.Store) error {
 	if err := st.Migrate(ctx); err != nil {
 		return err
 	}
-	err := st.PutRegions(ctx, []cdnapi.Region{
+	regions := []cdnapi.Region{
 		{Code: "FRA1", Name: "Frankfurt", Zone: "eu-central", Country: "DE", Status: cdnapi.StatusOperational},
 		{Code: "IAD1", Name: "Ashburn", Zone: "us-east", Country: "US", Status: cdnapi.StatusUnderMaintenance},
-	})
-	if err != nil {
-		return err
 	}
 	day := time.Date(2026, 11, 20, 14, 0, 0, 0, time.UTC)
 	sum := "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
@@ -66,7 +63,12 @@ func fillExamples(ctx context.Context, st *sqlite.Store) error {
 		files = append(files, cdnapi.File{ID: fmt.Sprintf("fil_example%d", i+1), Project: "default",
 			CreatedAt: day.Add(time.Duration(i) * time.Minute), Filename: name, Bytes: int64(1000 * (i + 1)), Checksum: sum})
 	}
-	return st.PutFiles(ctx, files)
+	return st.Write(ctx, func(w cdnapi.Writer) error {
+		if err := w.PutRegions(ctx, regions); err != nil {
+			return err
+		}
+		return w.PutFiles(ctx, files)
+	})
 }
 
 // Files walks every file of the project, newest first, asking for pages of

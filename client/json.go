@@ -60,7 +60,8 @@ func MarshalJSON[T cdnapi.File | cdnapi.Asset | cdnapi.Region | cdnapi.StatusDoc
 	case cdnapi.Asset:
 		return json.Marshal(assetJSON(v))
 	case cdnapi.Region:
-		return json.Marshal(regionJSON(v))
+		// Until and Expired are for operators; the API does not show them.
+		return json.Marshal(regionJSON{Code: v.Code, Name: v.Name, Zone: v.Zone, Country: v.Country, Status: v.Status})
 	case cdnapi.StatusDocument:
 		s := statusJSON{Status: v.Status, Version: v.Version, Region: v.Region, UpdatedAt: v.UpdatedAt,
 			Components: make([]componentJSON, len(v.Components))}
@@ -115,7 +116,9 @@ func decodeAssets(body []byte) (Page[cdnapi.Asset], error) {
 }
 
 func decodeRegions(body []byte) (Page[cdnapi.Region], error) {
-	return decodeList(body, func(r regionJSON) cdnapi.Region { return cdnapi.Region(r) })
+	return decodeList(body, func(r regionJSON) cdnapi.Region {
+		return cdnapi.Region{Code: r.Code, Name: r.Name, Zone: r.Zone, Country: r.Country, Status: r.Status}
+	})
 }
 
 func decodeStatus(body []byte) (cdnapi.StatusDocument, error) {

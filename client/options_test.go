@@ -12,6 +12,7 @@ import (
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/client"
+	"github.com/cdnapi/cdnapi/internal/storetest"
 )
 
 func TestNewRefusesBadURLs(t *testing.T) {
@@ -98,7 +99,7 @@ func TestConditionalCache(t *testing.T) {
 
 	newer := f.files[0]
 	newer.ID, newer.Project, newer.CreatedAt = "fil_zzzNewest", "default", newer.CreatedAt.Add(time.Hour)
-	must(t, s.store.current().PutFiles(ctx, []cdnapi.File{newer}))
+	must(t, storetest.Writer(s.store.current()).PutFiles(ctx, []cdnapi.File{newer}))
 	third, err := c.ListFiles(ctx, params)
 	must(t, err)
 	if got := s.answers(); !slices.Equal(got, []int{200}) || third.Items[0].ID != newer.ID {

@@ -29,10 +29,10 @@ func fill(t testing.TB, s *server, files, assets int) fixture {
 	st := s.store.current()
 	f := fixture{regions: storetest.Regions(), files: storetest.Files(files, "default", 1),
 		assets: storetest.Assets(assets, storetest.RegionCodes(storetest.Regions()), 2)}
-	must(t, st.PutRegions(ctx, f.regions))
-	must(t, st.PutFiles(ctx, f.files))
-	must(t, st.PutFiles(ctx, storetest.Files(30, "other", 3)))
-	must(t, st.PutAssets(ctx, f.assets))
+	must(t, storetest.Writer(st).PutRegions(ctx, f.regions))
+	must(t, storetest.Writer(st).PutFiles(ctx, f.files))
+	must(t, storetest.Writer(st).PutFiles(ctx, storetest.Files(30, "other", 3)))
+	must(t, storetest.Writer(st).PutAssets(ctx, f.assets))
 	storetest.SortRegions(f.regions)
 	storetest.SortFiles(f.files)
 	storetest.SortAssets(f.assets)
@@ -163,7 +163,7 @@ func TestWalkDuringInserts(t *testing.T) {
 					Filename: "new.txt", Checksum: f.files[0].Checksum}
 				after := cdnapi.File{ID: fmt.Sprintf("fil_zOld%d", k), Project: "default", CreatedAt: oldest.Add(-time.Duration(k) * time.Second),
 					Filename: "old.txt", Checksum: f.files[0].Checksum}
-				must(t, s.store.current().PutFiles(ctx, []cdnapi.File{before, after}))
+				must(t, storetest.Writer(s.store.current()).PutFiles(ctx, []cdnapi.File{before, after}))
 				want[after.ID] = true
 			}
 		}

@@ -9,10 +9,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/ingest"
 )
 
-const ingestSynopsis = `ingest files|assets|regions [--db DSN] [--project P] [--skip-invalid] [--rejects FILE] [FILE|-]
+const ingestSynopsis = `ingest files|assets|regions [--db DSN] [--project P] [--skip-invalid] [--rejects FILE] [--metrics-file FILE] [FILE|-]
 
 Reads NDJSON, one JSON object per line, from FILE or, when it is - or
 missing, from standard input, and upserts every record: files and assets by
@@ -39,6 +40,7 @@ func runIngest(ctx context.Context, env *environment, args []string) error {
 		project = fs.String("project", "default", "project of the files whose line has no \"project\" field")
 		skip    = fs.Bool("skip-invalid", false, "write the valid lines and report the invalid ones (default: an invalid line means nothing is written)")
 		rejects = fs.String("rejects", "", "with --skip-invalid: write each invalid line, as read, to this file")
+		metrics = fs.String("metrics-file", "", "write the run's rows accepted and rejected to this file, in Prometheus's text format (node_exporter's textfile collector)")
 	)
 	args, err := parseArgs(fs, args, env.getenv)
 	if err != nil {
@@ -48,8 +50,8 @@ func runIngest(ctx context.Context, env *environment, args []string) error {
 		return usageError{"ingest: want files, assets or regions, then an optional FILE (see cdnapi ingest --help)"}
 	}
 	kind := ingest.Kind(args[0])
-	if !ingest.ValidProject(*project) {
-		return usageError{fmt.Sprintf("ingest: --project must be %s", ingest.ProjectRule)}
+	if !cdnapi.ValidProject(*project) {
+		return usageError{fmt.Sprintf("ingest: --project must be %s", cdnapi.ProjectRule)}
 	}
 	if *rejects != "" && !*skip {
 		return usageError{"ingest: --rejects goes with --skip-invalid; without it an invalid line writes nothing"}
@@ -112,6 +114,11 @@ func runIngest(ctx context.Context, env *environment, args []string) error {
 		}
 	}
 	display.finish(ingestSummary(kind, res, err, time.Since(display.start), *rejects))
+	if *metrics != "" {
+		if merr := writeIngestMetrics(*metrics, kind, res, err, time.Now()); err == nil {
+			err = merr
+		}
+	}
 	if invalid, ok := errors.AsType[*ingest.InvalidError](err); ok {
 		return fmt.Errorf("ingest: %v (fix the lines, or pass --skip-invalid to write the valid ones)", invalid)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/auth"
-	"github.com/cdnapi/cdnapi/internal/ingest"
 )
 
 const keysSynopsis = `keys create --project NAME [--name LABEL] [--expires-in DURATION] | list [--project NAME] | revoke ID  [--db DSN]
@@ -35,7 +34,7 @@ func runKeys(ctx context.Context, env *environment, args []string) error {
 	// reaches the database.
 	switch {
 	case len(args) == 1 && args[0] == "create":
-		if !ingest.ValidProject(*project) {
+		if !cdnapi.ValidProject(*project) {
 			return usageError{"keys create: --project: want 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"}
 		}
 		if *expiresIn < 0 {

@@ -5,34 +5,61 @@ import (
 	"errors"
 	"fmt"
 	"text/tabwriter"
+	"time"
 
 	"github.com/cdnapi/cdnapi"
 )
 
-const regionsSynopsis = `regions list | set-status CODE STATUS  [--db DSN]
+const regionsSynopsis = `regions list | set-status CODE STATUS [--until D|T]  [--db DSN]
 
 Lists the points of presence, or sets the status of one, for example while it
-is under maintenance. Statuses: operational, degraded_performance,
-partial_outage, major_outage, under_maintenance. Regions are added with
-cdnapi ingest regions.`
+is under maintenance. Run "cdnapi regions set-status --help" for the details.
+Regions are added with cdnapi ingest regions.`
+
+// regionsSynopses are the usages of regions's subcommands.
+var regionsSynopses = map[string]string{
+	"list": `regions list  [--db DSN]
+
+Lists the points of presence with the status each is in now. A status set
+with --until shows its end; one whose end has passed shows "expired" and the
+status that ended: the region is operational again.`,
+	"set-status": `regions set-status CODE STATUS [--until D|T]  [--db DSN]
+
+Sets the status of a point of presence, for example under_maintenance while
+it is worked on. With --until, given as a duration from now (--until 2h) or
+an RFC 3339 time, the region is operational again from then on, without
+anything else to run; without it, the status holds until set again.
+Statuses: operational, degraded_performance, partial_outage, major_outage,
+under_maintenance.`,
+}
 
 func runRegions(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet("regions", regionsSynopsis, env.stdout)
+	fs := newSubcommandFlagSet("regions", regionsSynopsis, regionsSynopses, args, env.stdout)
 	db := addStoreFlags(fs, false)
+	untilFlag := fs.String("until", "", untilHelp)
 	args, err := parseArgs(fs, args, env.getenv)
 	if err != nil {
 		return err
 	}
 	// Check the words before anything is opened, so that a typo never
 	// reaches the database.
+	var until time.Time
 	switch {
 	case len(args) == 1 && args[0] == "list":
+		if *untilFlag != "" {
+			return usageError{"regions: --until goes with set-status"}
+		}
 	case len(args) == 3 && args[0] == "set-status":
 		if !cdnapi.ValidRegionCode(args[1]) {
 			return usageError{fmt.Sprintf("regions: region code %q: want three upper-case letters and a digit, such as FRA1", args[1])}
 		}
 		if !cdnapi.Status(args[2]).Valid() {
 			return usageError{fmt.Sprintf("regions: unknown status %q; want one of %s", args[2], quoteAll(cdnapi.Statuses))}
+		}
+		if *untilFlag != "" {
+			if until, err = parseUntil("regions", *untilFlag, time.Now()); err != nil {
+				return err
+			}
 		}
 	default:
 		return usageError{"regions: want list or set-status CODE STATUS (see cdnapi regions --help)"}
@@ -52,7 +79,7 @@ func runRegions(ctx context.Context, env *environment, args []string) error {
 		return nil
 	}
 	code, status := args[1], cdnapi.Status(args[2])
-	if err := st.SetRegionStatus(ctx, code, status); errors.Is(err, cdnapi.ErrNotFound) {
+	if err := st.SetRegionStatus(ctx, code, status, until); errors.Is(err, cdnapi.ErrNotFound) {
 		return fmt.Errorf("regions: there is no region %s (see cdnapi regions list)", code)
 	} else if err != nil {
 		return fmt.Errorf("regions: set the status of %s: %w", code, err)
@@ -65,12 +92,20 @@ func runRegions(ctx context.Context, env *environment, args []string) error {
 	return nil
 }
 
-// printRegions shows regions as a table.
+// printRegions shows regions as a table, with the end of a status that has
+// one, and a status whose end has passed as expired.
 func printRegions(env *environment, regions []cdnapi.Region) {
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CODE\tNAME\tZONE\tCOUNTRY\tSTATUS")
+	fmt.Fprintln(tw, "CODE\tNAME\tZONE\tCOUNTRY\tSTATUS\tUNTIL")
 	for _, r := range regions {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Code, r.Name, r.Zone, r.Country, r.Status)
+		until := "-"
+		switch {
+		case r.Expired != "":
+			until = fmt.Sprintf("expired %s (was %s)", cdnapi.Timestamp(r.Until), r.Expired)
+		case !r.Until.IsZero():
+			until = cdnapi.Timestamp(r.Until)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Code, r.Name, r.Zone, r.Country, r.Status, until)
 	}
 	tw.Flush()
 }

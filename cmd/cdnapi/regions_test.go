@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRegionsCommand(t *testing.T) {
@@ -19,13 +20,29 @@ func TestRegionsCommand(t *testing.T) {
 	}
 
 	out, _ = mustRunCmd(t, "", "regions", "set-status", "FRA1", "under_maintenance", "--db", db)
-	if want := "CODE  NAME       ZONE        COUNTRY  STATUS\nFRA1  Frankfurt  eu-central  DE       under_maintenance\n"; out != want {
+	if want := "CODE  NAME       ZONE        COUNTRY  STATUS             UNTIL\nFRA1  Frankfurt  eu-central  DE       under_maintenance  -\n"; out != want {
 		t.Errorf("set-status printed\n%s\nwant\n%s", out, want)
 	}
 	out, _ = mustRunCmd(t, "", "regions", "list", "--db", db)
 	if !strings.Contains(out, "FRA1  Frankfurt     eu-central    DE       under_maintenance") ||
 		strings.Count(out, "under_maintenance") != 1 {
 		t.Errorf("the new status is not listed:\n%s", out)
+	}
+
+	// An end as a duration or a time; past its end a region is
+	// operational again, and the list says what expired.
+	out, _ = mustRunCmd(t, "", "regions", "set-status", "FRA1", "under_maintenance", "--until", "2h", "--db", db)
+	if want := time.Now().Add(2 * time.Hour).UTC().Format("2006-01-02T15"); !strings.Contains(out, "under_maintenance  "+want) {
+		t.Errorf("set-status --until 2h printed\n%s\nwant an end at %s:…", out, want)
+	}
+	mustRunCmd(t, "", "regions", "set-status", "IAD1", "major_outage", "--until", "2999-01-01T00:00:00Z", "--db", db)
+	mustRunCmd(t, "", "regions", "set-status", "AMS1", "partial_outage", "--until", "1s", "--db", db)
+	time.Sleep(1100 * time.Millisecond)
+	out, _ = mustRunCmd(t, "", "regions", "list", "--db", db)
+	for _, want := range []string{"IAD1  Ashburn", "major_outage       2999-01-01T00:00:00Z", "AMS1  Amsterdam", "operational        expired 20", "(was partial_outage)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("regions list printed\n%s\nwant %q", out, want)
+		}
 	}
 
 	tests := []struct {
@@ -39,6 +56,10 @@ func TestRegionsCommand(t *testing.T) {
 		{"unknown status", []string{"regions", "set-status", "FRA1", "down"}, true, `unknown status "down"; want one of "operational"`},
 		{"no verb", []string{"regions"}, true, "want list or set-status CODE STATUS"},
 		{"missing status", []string{"regions", "set-status", "FRA1"}, true, "want list or set-status CODE STATUS"},
+		{"past until", []string{"regions", "set-status", "FRA1", "operational", "--until", "2000-01-01T00:00:00Z"}, true, "--until must be in the future"},
+		{"negative until", []string{"regions", "set-status", "FRA1", "operational", "--until", "-2h"}, true, "--until must be in the future"},
+		{"bad until", []string{"regions", "set-status", "FRA1", "operational", "--until", "tomorrow"}, true, "duration such as 2h"},
+		{"until with list", []string{"regions", "list", "--until", "2h"}, true, "--until goes with set-status"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

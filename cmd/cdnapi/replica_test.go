@@ -22,6 +22,7 @@ import (
 	"github.com/cdnapi/cdnapi/internal/apitest"
 	"github.com/cdnapi/cdnapi/internal/pgtest"
 	"github.com/cdnapi/cdnapi/internal/postgres"
+	"github.com/cdnapi/cdnapi/internal/storetest"
 )
 
 // The data of TestReplica. The file count is not a multiple of the walk's
@@ -106,7 +107,7 @@ func TestReplica(t *testing.T) {
 		seedNow, _ := time.Parse(time.RFC3339, replicaSeedNow)
 		fresh := cdnapi.File{ID: "fil_writtenafterseed", Project: "default", CreatedAt: seedNow.Add(time.Hour),
 			Filename: "late.pdf", Bytes: 1234, Checksum: "sha256:" + strings.Repeat("ab", 32)}
-		if err := writer.PutFiles(ctx, []cdnapi.File{fresh}); err != nil {
+		if err := storetest.Writer(writer).PutFiles(ctx, []cdnapi.File{fresh}); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, "both processes list the new file first", func() error {

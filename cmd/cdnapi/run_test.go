@@ -341,6 +341,8 @@ func TestRunFailsClearly(t *testing.T) {
 		{"status unknown component", []string{"status", "set", "Disk", "operational", "--db", db}, nil, true, `unknown component "Disk"`},
 		{"status unknown status", []string{"status", "set", "API", "fine", "--db", db}, nil, true, `unknown status "fine"`},
 		{"status past until", []string{"status", "set", "API", "under_maintenance", "--until", "2000-01-01T00:00:00Z", "--db", db}, nil, true, "future"},
+		{"status negative until", []string{"status", "set", "API", "under_maintenance", "--until", "-1h", "--db", db}, nil, true, "future"},
+		{"status bad until", []string{"status", "set", "API", "under_maintenance", "--until", "soon", "--db", db}, nil, true, "duration such as 2h"},
 		{"status wrong arity", []string{"status", "set", "API"}, nil, true, "want list"},
 	}
 	for _, tt := range tests {
@@ -372,6 +374,36 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// A subcommand has its own usage, which names it.
+func TestSubcommandHelp(t *testing.T) {
+	help := func(args ...string) string {
+		var stdout bytes.Buffer
+		err := run(context.Background(), args, getenvFrom(nil), strings.NewReader(""), &stdout, io.Discard)
+		if !errors.Is(err, flag.ErrHelp) {
+			t.Errorf("%v: err %v, want flag.ErrHelp", args, err)
+		}
+		return stdout.String()
+	}
+	tests := []struct {
+		args []string
+		want string // the start of the first line
+	}{
+		{[]string{"status", "--help"}, "Usage: cdnapi status list | set NAME STATUS"},
+		{[]string{"status", "set", "--help"}, "Usage: cdnapi status set NAME STATUS [--until D|T]"},
+		{[]string{"status", "set", "API", "-h"}, "Usage: cdnapi status set NAME STATUS [--until D|T]"},
+		{[]string{"status", "clear", "--help"}, "Usage: cdnapi status clear NAME"},
+		{[]string{"status", "list", "--help"}, "Usage: cdnapi status list  [--db DSN]"},
+		{[]string{"regions", "--help"}, "Usage: cdnapi regions list | set-status"},
+		{[]string{"regions", "set-status", "--help"}, "Usage: cdnapi regions set-status CODE STATUS [--until D|T]"},
+		{[]string{"regions", "list", "--help"}, "Usage: cdnapi regions list  [--db DSN]"},
+	}
+	for _, tt := range tests {
+		if got, _, _ := strings.Cut(help(tt.args...), "\n"); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("%v printed %q first, want %q", tt.args, got, tt.want)
+		}
+	}
+}
+
 func TestStatusCommand(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "status.db")
 	steps := []struct {
@@ -382,6 +414,8 @@ func TestStatusCommand(t *testing.T) {
 		{[]string{"status", "set", "virus scanning", "under_maintenance", "--db", db, "--until", "2999-01-01T00:00:00Z"},
 			"Virus Scanning  under_maintenance  2999-01-01T00:00:00Z"},
 		{[]string{"status", "set", "Upload Service", "partial_outage", "--db", db}, "Upload Service  partial_outage"},
+		{[]string{"status", "set", "API", "under_maintenance", "--until", "2h", "--db", db},
+			"API             under_maintenance  " + time.Now().Add(2*time.Hour).UTC().Format("2006-01-02T15")},
 		{[]string{"status", "clear", "Virus Scanning", "--db", db}, "Virus Scanning  -"},
 	}
 	for _, step := range steps {

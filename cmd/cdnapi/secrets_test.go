@@ -88,6 +88,9 @@ func TestDSNPasswordsRedacted(t *testing.T) {
 		"postgres://cdnapi:" + password + "@127.0.0.1:1/cdnapi?connect_timeout=2",
 		"postgres://cdnapi:" + password + "@127.0.0.1:notaport/cdnapi",
 		"postgresql://cdnapi:" + password + "@[::1/cdnapi",
+		"postgres://cdnapi@127.0.0.1:1/cdnapi?connect_timeout=2&password=" + password,
+		"postgres://cdnapi@127.0.0.1:notaport/cdnapi?password=" + password,
+		"postgres://cdnapi:" + password + "@127.0.0.1:1/cdnapi?connect_timeout=2&sslmode=bogus",
 	} {
 		for _, args := range [][]string{{"migrate", "--db", dsn}, {"serve", "--db", dsn, "--api-addr", "127.0.0.1:0",
 			"--edge-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"}} {
@@ -101,6 +104,21 @@ func TestDSNPasswordsRedacted(t *testing.T) {
 			if strings.Contains(err.Error(), password) || strings.Contains(stderr.String(), password) {
 				t.Errorf("%s with %q shows the password: %v\n%s", args[0], dsn, err, stderr.String())
 			}
+		}
+	}
+}
+
+func TestRedactDSN(t *testing.T) {
+	for _, tc := range []struct{ dsn, want string }{
+		{"sqlite:cdnapi.db", "sqlite:cdnapi.db"},
+		{"postgres://cdnapi@db/cdnapi", "postgres://cdnapi@db/cdnapi"},
+		{"postgres://cdnapi:pw@db:5432/cdnapi", "postgres://cdnapi:xxxxx@db:5432/cdnapi"},
+		{"postgresql://cdnapi@db/cdnapi?password=pw&sslmode=require", "postgresql://cdnapi@db/cdnapi?password=xxxxx&sslmode=require"},
+		{"postgres://db/cdnapi?sslpassword=pw", "postgres://db/cdnapi?sslpassword=xxxxx"},
+		{"postgres://cdnapi:pw@[::1/cdnapi", "postgres://…"},
+	} {
+		if got := redactDSN(tc.dsn); got != tc.want {
+			t.Errorf("redactDSN(%q) = %q, want %q", tc.dsn, got, tc.want)
 		}
 	}
 }

@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/buildinfo"
-	"github.com/cdnapi/cdnapi/internal/ingest"
 	"github.com/cdnapi/cdnapi/internal/logbuf"
 	"github.com/cdnapi/cdnapi/internal/retention"
 )
@@ -79,7 +79,7 @@ func (c serveConfig) validate() error {
 	if _, err := newLogger(io.Discard, c.logFormat, c.logLevel); err != nil {
 		return err
 	}
-	if !ingest.ValidProject(c.project) {
+	if !cdnapi.ValidProject(c.project) {
 		return usageError{fmt.Sprintf("--project %q: want 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", c.project)}
 	}
 	if c.pageCacheTTL < 0 || c.shutdownDelay < 0 {

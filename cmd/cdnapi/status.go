@@ -12,21 +12,38 @@ import (
 	"github.com/cdnapi/cdnapi"
 )
 
-const statusSynopsis = `status list | set NAME STATUS [--until RFC3339] [--message TEXT] | clear NAME  [--db DSN]
+const statusSynopsis = `status list | set NAME STATUS [--until D|T] [--message TEXT] | clear NAME  [--db DSN]
 
 Operators put a component into a status by hand, for example for maintenance;
-it holds until --until, or until cleared. A status other than operational
-opens an incident on the status page, with --message as its text. Components: API, "Upload Service",
+it holds until --until, or until cleared. Run "cdnapi status set --help" for
+the details of set.`
+
+// statusSynopses are the usages of status's subcommands.
+var statusSynopses = map[string]string{
+	"list": `status list  [--db DSN]
+
+Lists the components and the status an operator set for each, if any, with
+its end. A component without one is measured by serve.`,
+	"set": `status set NAME STATUS [--until D|T] [--message TEXT]  [--db DSN]
+
+Puts a component into a status by hand, for example for maintenance. It holds
+until --until, given as a duration from now (--until 2h) or an RFC 3339 time,
+or until cleared. A status other than operational opens an incident on the
+status page, with --message as its text. Components: API, "Upload Service",
 Storage, "Virus Scanning". Statuses: operational, degraded_performance,
-partial_outage, major_outage, under_maintenance.`
+partial_outage, major_outage, under_maintenance.`,
+	"clear": `status clear NAME  [--db DSN]
+
+Removes the status an operator set for a component; serve measures it again.`,
+}
 
 // maxMessage is the longest --message: a sentence or two for a status page.
 const maxMessage = 500
 
 func runStatus(ctx context.Context, env *environment, args []string) error {
-	fs := newFlagSet("status", statusSynopsis, env.stdout)
+	fs := newSubcommandFlagSet("status", statusSynopsis, statusSynopses, args, env.stdout)
 	db := addStoreFlags(fs, false)
-	until := fs.String("until", "", "with set: RFC 3339 time when the status ends (default: until cleared)")
+	until := fs.String("until", "", untilHelp)
 	message := fs.String("message", "", "with set: what people are told about it, shown with its incident")
 	args, err := parseArgs(fs, args, env.getenv)
 	if err != nil {
@@ -103,14 +120,11 @@ func parseStatusArgs(args []string, until string, now time.Time) (statusOp, erro
 		return op, usageError{fmt.Sprintf("status: unknown status %q; want one of %s", args[2], quoteAll(cdnapi.Statuses))}
 	}
 	if until != "" {
-		t, err := time.Parse(time.RFC3339, until)
+		t, err := parseUntil("status", until, now)
 		if err != nil {
-			return op, usageError{fmt.Sprintf("status: --until must be an RFC 3339 time such as 2026-11-21T18:00:00Z, not %q", until)}
+			return op, err
 		}
-		if !t.After(now) {
-			return op, usageError{"status: --until must be in the future"}
-		}
-		op.override.Until = t.UTC().Truncate(time.Second)
+		op.override.Until = t
 	}
 	return op, nil
 }

@@ -101,11 +101,27 @@ func isPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
-// redactDSN returns dsn without a password, for messages and logs.
+// redactDSN returns dsn without a password, for messages and logs: the
+// password of its user part and the password and sslpassword parameters,
+// which libpq and pgx also read, become "xxxxx". A DSN that does not parse
+// is shown as its scheme only, since where its password is cannot be told.
 func redactDSN(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
-		return dsn
+	if !isPostgres(dsn) {
+		return dsn // a SQLite path holds no password
 	}
-	return u.Redacted()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return dsn[:strings.Index(dsn, "://")] + "://…"
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	q := u.Query()
+	for _, k := range []string{"password", "sslpassword"} {
+		if q.Has(k) {
+			q.Set(k, "xxxxx")
+			u.RawQuery = q.Encode()
+		}
+	}
+	return u.String()
 }

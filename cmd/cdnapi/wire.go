@@ -43,6 +43,8 @@ type service struct {
 // binds the listeners' addresses. Nothing runs until service.run. The
 // access log of every listener goes to accessLog.
 func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog *slog.Logger) (*service, error) {
+	registry := prometheus.NewRegistry()
+	st = measureStore(st, registry)
 	if cfg.demo {
 		if err := seedDemoIfEmpty(ctx, st, cfg.project, logger); err != nil {
 			return nil, err
@@ -82,11 +84,12 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 		History:                st,
 		APIStatus:              guard.apiStatus,
 		Logger:                 logger,
+		Metrics:                health.NewMetrics(registry),
 	})
 	svc.status.Evaluate(ctx)
 
-	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registry.MustRegister(svc.status.StatusCollector())
 	registry.MustRegister(guard.collectors...)
 	buildinfo.Read().Register(registry)
 	metrics := httpapi.NewMetrics(registry)
@@ -153,7 +156,7 @@ func (svc *service) run(ctx context.Context) error {
 
 // cursorCodec returns the codec for the configured secret, or for the one
 // kept in the database, which every replica sharing it then agrees on.
-func cursorCodec(ctx context.Context, st cdnapi.Store, secret string) (*cdnapi.CursorCodec, error) {
+func cursorCodec(ctx context.Context, st cdnapi.SecretKeeper, secret string) (*cdnapi.CursorCodec, error) {
 	key := []byte(secret)
 	if secret == "" {
 		var err error
@@ -168,9 +171,15 @@ func cursorCodec(ctx context.Context, st cdnapi.Store, secret string) (*cdnapi.C
 	return codec, nil
 }
 
+// demoStore is what seedDemoIfEmpty needs of the store.
+type demoStore interface {
+	cdnapi.ListReader
+	cdnapi.Transactor
+}
+
 // seedDemoIfEmpty writes the demo data when the store has no regions and the
 // project no files, so that --demo never mixes demo rows into real data.
-func seedDemoIfEmpty(ctx context.Context, st cdnapi.Store, project string, logger *slog.Logger) error {
+func seedDemoIfEmpty(ctx context.Context, st demoStore, project string, logger *slog.Logger) error {
 	regions, err := st.ListRegions(ctx)
 	if err != nil {
 		return fmt.Errorf("check for existing data: %w", err)

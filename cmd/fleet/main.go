@@ -6,6 +6,7 @@
 //	fleet status   every part, its address and health
 //	fleet drill    steady load through haproxy while parts are killed, one at a time
 //	fleet down     stop everything by pid and remove the temporary directory
+//	fleet env      the fleet's addresses as shell variables (scripts/bench-fleet)
 //
 // drill runs on the fleet that is up, or brings one up and down around itself.
 package main
@@ -34,7 +35,7 @@ func main() {
 	}
 }
 
-const usage = "usage: fleet [--state FILE] up|status|drill|down"
+const usage = "usage: fleet [flags] up|status|drill|down|env"
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("fleet", flag.ContinueOnError)
@@ -73,6 +74,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		return printStatus(ctx, f, stdout)
+	case "env":
+		f, err := fleet.Load(*state)
+		if err != nil {
+			return err
+		}
+		for _, kv := range f.Env() {
+			fmt.Fprintf(stdout, "export %s\n", kv)
+		}
+		return nil
 	case "down":
 		f, err := fleet.Load(*state)
 		if err != nil {

@@ -177,10 +177,16 @@ func (c *check) checkNextLink(route *routers.Route, link, next string) {
 	if q.Get("region") != in.Get("region") {
 		c.failf("Link %s must keep the request's region %q", link, in.Get("region"))
 	}
-	// The next page has the request's limit: the same value, or the default
-	// spelled out when the request left it out.
-	if got, want := q.Get("limit"), in.Get("limit"); got != want && (want != "" || got != strconv.Itoa(c.v.defaultLimit)) {
-		c.failf("Link %s must keep the request's limit %q", link, want)
+	// The next page has the request's limit: the same number ("05" is 5,
+	// which the Link may spell "5"), or, when the request left it out, none
+	// or the default spelled out.
+	want, got := in.Get("limit"), q.Get("limit")
+	wantN, err := strconv.Atoi(want)
+	if want == "" {
+		wantN, err = c.v.defaultLimit, nil
+	}
+	if !(want == "" && got == "") && (err != nil || got != strconv.Itoa(wantN)) {
+		c.failf("Link %s must keep the request's limit %q, as a plain number", link, want)
 	}
 }
 

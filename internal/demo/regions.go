@@ -3,8 +3,8 @@
 //
 // The same seed and reference time always give the same records, so a
 // demo database, a benchmark or a failing test can be rebuilt exactly.
-// Nothing here touches storage except Seed, which writes through the small
-// Writer interface that cdnapi.Store satisfies.
+// Nothing here touches storage except Seed, which writes through a
+// cdnapi.Writer, the writer of a store transaction.
 package demo
 
 import "github.com/cdnapi/cdnapi"

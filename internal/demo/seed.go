@@ -33,16 +33,16 @@ type SeedOptions struct {
 // next batch while the last is written. A record the Validator refuses is a
 // bug in the generator; Seed stops with an error that names it.
 //
-// w is a cdnapi.Store, or the writer of one store transaction. Each batch
-// is one call of the writer. If a call fails, or ctx ends, Seed
-// stops and returns the error; the batches written before stay written
-// unless w is the writer of a transaction that the caller rolls back.
+// w is usually the writer of one store transaction (Transactor.Write).
+// Each batch is one call of the writer. If a call fails, or ctx ends, Seed
+// stops and returns the error; nothing is written then if the caller rolls
+// the transaction back.
 func Seed(ctx context.Context, w cdnapi.Writer, opts SeedOptions) error {
 	switch {
 	case opts.Project == "":
 		return errors.New("demo: seed needs a project")
-	case !ingest.ValidProject(opts.Project):
-		return fmt.Errorf("demo: project %q: want %s", opts.Project, ingest.ProjectRule)
+	case !cdnapi.ValidProject(opts.Project):
+		return fmt.Errorf("demo: project %q: want %s", opts.Project, cdnapi.ProjectRule)
 	case opts.Files < 0 || opts.Assets < 0:
 		return errors.New("demo: the numbers of files and assets must not be negative")
 	case opts.Now.IsZero():

@@ -66,7 +66,7 @@ func TestSeedWritesExactlyWhatWasAsked(t *testing.T) {
 			opts := SeedOptions{Project: "acme", Files: tt.files, Assets: tt.assets, Seed: 9, Now: testNow, BatchSize: tt.batchSize}
 			// Seeding twice must leave what seeding once leaves.
 			for range 2 {
-				if err := Seed(ctx, store, opts); err != nil {
+				if err := Seed(ctx, storetest.Writer(store), opts); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -105,7 +105,7 @@ func TestSeedStopsWhenCanceled(t *testing.T) {
 	store := teststore.SQLite(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := Seed(ctx, store, SeedOptions{Project: "acme", Files: 10, Assets: 10, Now: testNow})
+	err := Seed(ctx, storetest.Writer(store), SeedOptions{Project: "acme", Files: 10, Assets: 10, Now: testNow})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Seed with a canceled context returned %v, want context.Canceled", err)
 	}
@@ -154,7 +154,7 @@ func BenchmarkSeed(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		if err := Seed(ctx, store, SeedOptions{Project: "default", Files: n, Seed: 1, Now: testNow}); err != nil {
+		if err := Seed(ctx, storetest.Writer(store), SeedOptions{Project: "default", Files: n, Seed: 1, Now: testNow}); err != nil {
 			b.Fatal(err)
 		}
 		b.StopTimer()

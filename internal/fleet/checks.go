@@ -3,7 +3,6 @@ package fleet
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 )
 
@@ -14,17 +13,18 @@ func (r *Report) check() {
 	}
 	for _, st := range r.steps {
 		// A kill -9 may cost the requests in flight on the killed process
-		// (haproxy retries most of them); nothing else may fail.
+		// (haproxy retries most of them); nothing else may fail. The counts
+		// are of the answers held against the step (heldAgainst).
 		if st.inflight >= 0 {
-			add(st.name+": failures within the requests in flight", int64(st.failed) <= st.inflight,
-				"%d failed, %d were in flight at the kill", st.failed, st.inflight)
+			add(st.name+": failures within the requests in flight", int64(st.badFailed) <= st.inflight,
+				"%d failed, %d were in flight at the kill", st.badFailed, st.inflight)
 		} else {
-			add(st.name+": no failed request", st.failed == 0, "%d failed", st.failed)
+			add(st.name+": no failed request", st.badFailed == 0, "%d failed", st.badFailed)
 		}
 		if st.storageDown {
 			add(st.name+": status answers 200", st.statusNot200 == 0, "%d of %d polls not 200", st.statusNot200, st.statusPolls)
 		} else {
-			add(st.name+": no 503 while storage is up", st.unavailable == 0, "%d answered 503 storage_unavailable", st.unavailable)
+			add(st.name+": no 503 while storage is up", st.bad503 == 0, "%d answered 503 storage_unavailable", st.bad503)
 		}
 		if st.expectOutage {
 			add(st.name+": status says Storage is out", st.storagePollLate > 0 && st.storageNotOutLate == 0,
@@ -60,29 +60,4 @@ func (r *Report) check() {
 	}
 	add("every cursor walk returns every file once", len(r.walks) > 0 && bad == 0,
 		"%d walks completed, %d of them not exactly the %d files", len(r.walks), bad, r.fleet.Files)
-}
-
-// checkLimit checks that the clients over their limit got what one process
-// would allow them, fleet-wide, while Redis holds the buckets; and that the
-// limit is off while Redis is away.
-func (r *Report) checkLimit(st stepReport, add func(string, bool, string, ...any)) {
-	if r.fleet.Limits != "redis" || r.fleet.RateLimit == 0 {
-		if st.name == r.steps[0].name {
-			r.checks = append(r.checks, checkResult{name: "fleet-wide limit", skipped: true,
-				detail: "limits are " + limitsName(r.fleet.Limits) + ": this cdnapi has no --rate-limit-redis"})
-		}
-		return
-	}
-	if st.redisDown {
-		add(st.name+": limit off while Redis is away", st.hotLimitedLate == 0,
-			"%d answered 429 after the first second", st.hotLimitedLate)
-		return
-	}
-	if st.hotWindow <= 0 {
-		return
-	}
-	want := float64(r.fleet.RateLimit * hotClients)
-	got := float64(st.hotAllowed) / st.hotWindow.Seconds()
-	add(st.name+": fleet-wide limit within 10%", math.Abs(got-want) <= want/10,
-		"clients over the limit were allowed %.1f/s, want %.0f/s (one process's limit)", got, want)
 }

@@ -99,6 +99,20 @@ func (f *Fleet) Save() error {
 	return os.Rename(tmp, f.statePath)
 }
 
+// Env returns the fleet's addresses as NAME='value' pairs for a shell.
+func (f *Fleet) Env() []string {
+	return []string{
+		"FLEET_DIR='" + f.Dir + "'",
+		"FLEET_CDNAPI='" + filepath.Join(f.Dir, "cdnapi") + "'",
+		"FLEET_API='" + f.API + "'",
+		"FLEET_EDGE='" + f.Edge + "'",
+		"FLEET_PRIMARY_DSN='" + f.PrimaryDSN() + "'",
+		"FLEET_STANDBY_DSN='" + pgDSN(f.Proc(Standby).Addr, f.DB) + "'",
+		"FLEET_REDIS_URL='redis://" + f.Proc(Redis).Addr + "'",
+		fmt.Sprintf("FLEET_STANDBY_PID=%d", f.Proc(Standby).PID),
+	}
+}
+
 // Down stops every part, haproxy first and PostgreSQL last, by pid, removes
 // the temporary directory and the state file.
 func (f *Fleet) Down() error {

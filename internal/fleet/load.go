@@ -24,17 +24,24 @@ const (
 
 // sample is one answered (or failed) request.
 type sample struct {
-	step       int
+	step       int // the step in progress when it was sent
+	endStep    int // the step in progress when it was answered (or failed)
 	kind       kind
+	client     string    // the client it was sent as (X-Forwarded-For)
 	at         time.Time // when it was sent
 	latency    time.Duration
 	status     int    // 0: no answer (connection failed, timeout)
 	code       string // the error code of an error body
 	retryAfter bool
-	servedBy   string // haproxy's X-Served-By
-	storage    string // kindStatus: the status of the Storage component
-	crossed    bool   // kindWalk: its cursor came from another process
-	mintedBy   string
+	// decided: the answer carries RateLimit, so the limiter took a token
+	// (or refused one); a 200 without it was served with the limit off.
+	decided   bool
+	remaining int    // RateLimit's r=: the tokens left in the client's bucket
+	servedBy  string // haproxy's X-Served-By
+	storage   string // kindStatus: the status of the Storage component
+	apiStatus string // kindStatus: the status of the API component
+	crossed   bool   // kindWalk: its cursor came from another process
+	mintedBy  string
 }
 
 // load sends requests through haproxy at a fixed rate, whatever the
@@ -185,7 +192,7 @@ func (l *load) walk(w *walker) {
 // extends and cdnapi believes from haproxy) and records the answer; inspect
 // sees the sample and body before the sample is stored.
 func (l *load) get(k kind, u, ident string, inspect func(*sample, []byte)) sample {
-	s := sample{step: int(l.step.Load()), kind: k, at: time.Now()}
+	s := sample{step: int(l.step.Load()), kind: k, client: ident, at: time.Now()}
 	req, err := http.NewRequest(http.MethodGet, u, nil)
 	if err != nil {
 		panic(err) // the URLs are ours
@@ -200,10 +207,12 @@ func (l *load) get(k kind, u, ident string, inspect func(*sample, []byte)) sampl
 		res.Body.Close()
 	}
 	s.latency = time.Since(s.at)
+	s.endStep = int(l.step.Load())
 	if err == nil {
 		s.status = res.StatusCode
 		s.servedBy = res.Header.Get("X-Served-By")
 		s.retryAfter = res.Header.Get("Retry-After") != ""
+		s.remaining, s.decided = rateRemaining(res.Header.Get("RateLimit"))
 		if res.StatusCode >= 400 {
 			var e struct{ Error struct{ Code string } }
 			json.Unmarshal(body, &e)
@@ -236,8 +245,11 @@ func (l *load) pollStatus(ctx context.Context) {
 			}
 			json.Unmarshal(body, &doc)
 			for _, c := range doc.Components {
-				if c.Name == "Storage" {
+				switch c.Name {
+				case "Storage":
 					s.storage = c.Status
+				case "API":
+					s.apiStatus = c.Status
 				}
 			}
 			if s.status == http.StatusOK && s.storage == "" {

@@ -31,18 +31,28 @@ type stepReport struct {
 	writes     []error
 	inflight   int64 // at the kill of step 1
 
-	requests                           int
-	ok, limited, unavailable, failed   int
-	byStatus                           map[string]int
-	underLimited                       int // 429s of clients under their limit
-	p50, p99                           time.Duration
-	hotAllowed                         int // answers to the clients over their limit that were not 429
-	hotWindow                          time.Duration
-	hotLimitedLate                     int // redisDown: 429s after the first second
+	requests                         int
+	ok, limited, unavailable, failed int // by the step each request was sent in
+	byStatus                         map[string]int
+	badFailed, bad503                int // failures and 503s held against the step (heldAgainst)
+	underLimited                     int // 429s of clients under their limit
+	p50, p99                         time.Duration
+
+	// The clients over their limit (limit.go).
+	hotRate          float64        // what they were let through, per second, from limitBackBy
+	hotUnlimitedRate float64        // the part of hotRate served without the limit
+	hotGive          float64        // what the answers' timing cannot tell of hotRate
+	hotClients       int            // how many of them hotRate measured
+	hotUnlimited     int            // answers served without the limit (no RateLimit header)
+	hotUnlimitedLate int            // those sent from limitBackBy on
+	limitBackBy      time.Time      // Redis is up and every process has found it
+	spilled          map[string]int // answers held against a later step, by label
+	hotLimitedLate   int            // redisDown: 429s after the first second
+
 	statusPolls, statusNot200          int
-	storage                            map[string]int
-	storageNotOutLate, storagePollLate int      // 3a: polls from 3 s in, and those not showing the outage
-	odd                                []sample // the first answers that a check counts against the step
+	storage, api                       map[string]int // component statuses seen by the status polls
+	storageNotOutLate, storagePollLate int            // 3a: polls from 3 s in, and those not showing the outage
+	odd                                []sample       // the first answers that a check counts against the step
 }
 
 type checkResult struct {
@@ -83,14 +93,18 @@ func (r *Report) collect(l *load) {
 	defer l.mu.Unlock()
 	r.walks, r.dropped, r.cross = l.walks, l.dropped.Load(), map[[2]string]int{}
 	lat := make([][]time.Duration, len(r.steps))
+	hot := make([]map[string][]sample, len(r.steps)) // per step, the decided answers of each hot client
 	for i := range r.steps {
 		st := &r.steps[i]
-		st.byStatus, st.storage = map[string]int{}, map[string]int{}
-		st.hotWindow = st.end.Sub(st.start)
-		if st.freshBucket {
-			st.hotWindow -= 1500 * time.Millisecond // the burst goes first
+		st.byStatus, st.storage, st.api, st.spilled = map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
+		hot[i] = map[string][]sample{}
+		if st.limitBackBy.IsZero() {
+			st.limitBackBy = st.start
 		}
 	}
+	// The samples are in the order they were answered; the rates need the
+	// order they were sent.
+	slices.SortStableFunc(l.samples, func(a, b sample) int { return a.at.Compare(b.at) })
 	for _, s := range l.samples {
 		if s.step >= len(r.steps) {
 			continue
@@ -103,6 +117,7 @@ func (r *Report) collect(l *load) {
 				st.statusNot200++
 			}
 			st.storage[s.storage]++
+			st.api[s.apiStatus]++
 			if st.expectOutage && s.at.After(st.start.Add(3*time.Second)) {
 				st.storagePollLate++
 				if s.storage != "major_outage" {
@@ -124,15 +139,34 @@ func (r *Report) collect(l *load) {
 		default:
 			st.failed++
 		}
-		if o == "failed" || (o == "unavailable" && !st.storageDown) || (o == "limited" && s.kind != kindHot) {
-			if len(st.odd) < 5 {
-				st.odd = append(st.odd, s)
+		held := &r.steps[r.heldAgainst(s, o)]
+		if held != st {
+			st.spilled[label(s)]++
+		}
+		switch {
+		case o == "failed":
+			held.badFailed++
+		case o == "unavailable" && !held.storageDown:
+			held.bad503++
+		}
+		if o == "failed" || (o == "unavailable" && !held.storageDown) || (o == "limited" && s.kind != kindHot) {
+			if len(held.odd) < 5 {
+				held.odd = append(held.odd, s)
 			}
 		}
 		if s.kind == kindHot {
-			inWindow := !s.at.Before(st.end.Add(-st.hotWindow))
-			if inWindow && o != "limited" && o != "failed" {
-				st.hotAllowed++
+			// The rate counts from limitBackBy: while some processes
+			// still serve without the limit, the bucket gets less than the
+			// client sends and may sit full, which no formula can see.
+			inForce := !s.at.Before(st.limitBackBy)
+			switch {
+			case s.decided && inForce:
+				hot[s.step][s.client] = append(hot[s.step][s.client], s)
+			case !s.decided && o != "failed": // served, with the limit off
+				st.hotUnlimited++
+				if inForce {
+					st.hotUnlimitedLate++
+				}
 			}
 			if st.redisDown && o == "limited" && s.at.After(st.start.Add(time.Second)) {
 				st.hotLimitedLate++
@@ -147,8 +181,31 @@ func (r *Report) collect(l *load) {
 	for i := range r.steps {
 		slices.Sort(lat[i])
 		r.steps[i].p50, r.steps[i].p99 = percentile(lat[i], 50), percentile(lat[i], 99)
+		st := &r.steps[i]
+		st.hotRate, st.hotGive, st.hotClients = hotRate(hot[i], float64(r.fleet.RateLimit))
+		if secs := st.end.Sub(st.limitBackBy).Seconds(); secs > 0 {
+			st.hotUnlimitedRate = float64(st.hotUnlimitedLate) / secs
+			st.hotRate += st.hotUnlimitedRate
+		}
 	}
 	r.check()
+}
+
+// heldAgainst returns the step whose checks hold answer s, of outcome o.
+// An answer belongs to the step it was sent in; but a request still in
+// flight when the next step began met that step's change too (one sent as
+// the roll ends may be answered 503 by the standby that the next step is
+// stopping). Such an answer is held against the first step it spanned that
+// permits it, if any: a failure against a step that kills a process, a 503
+// against one that stops storage.
+func (r *Report) heldAgainst(s sample, o string) int {
+	for i := s.step; i <= min(s.endStep, len(r.steps)-1); i++ {
+		st := r.steps[i]
+		if (o == "failed" && st.inflight >= 0) || (o == "unavailable" && st.storageDown) {
+			return i
+		}
+	}
+	return s.step
 }
 
 func percentile(sorted []time.Duration, p int) time.Duration {
@@ -177,15 +234,15 @@ func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "load: %d req/s through haproxy (3/10 from %d clients over a limit of %d/s, burst %d; limits: %s)\n\n",
 		r.rate, hotClients, r.fleet.RateLimit, r.fleet.RateBurst, limitsName(r.fleet.Limits))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "step\tsecs\treqs\t200\t429\t503 s_u\tfailed\tp50 ms\tp99 ms\thot ok/s\tstatus polls\t")
+	fmt.Fprintln(tw, "step\tsecs\treqs\t200\t429\t503 s_u\tfailed\tp50 ms\tp99 ms\thot ok/s\tunlimited\tstatus polls\t")
 	for _, st := range r.steps {
 		hot := "-"
-		if st.hotWindow > 0 {
-			hot = fmt.Sprintf("%.1f", float64(st.hotAllowed)/st.hotWindow.Seconds())
+		if st.hotClients > 0 {
+			hot = fmt.Sprintf("%.1f±%.1f", st.hotRate, st.hotGive)
 		}
-		fmt.Fprintf(tw, "%-28s\t%.1f\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%s\t%d (%d not 200)\t\n", st.name,
+		fmt.Fprintf(tw, "%-28s\t%.1f\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%s\t%d\t%d (%d not 200)\t\n", st.name,
 			st.end.Sub(st.start).Seconds(), st.requests, st.ok, st.limited, st.unavailable, st.failed,
-			ms(st.p50), ms(st.p99), hot, st.statusPolls, st.statusNot200)
+			ms(st.p50), ms(st.p99), hot, st.hotUnlimited, st.statusPolls, st.statusNot200)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -194,17 +251,21 @@ func (r *Report) Print(w io.Writer) {
 		for _, k := range sortedKeys(st.byStatus) {
 			parts = append(parts, fmt.Sprintf("%s: %d", k, st.byStatus[k]))
 		}
-		var storage []string
-		for _, k := range sortedKeys(st.storage) {
-			storage = append(storage, fmt.Sprintf("%s %d", k, st.storage[k]))
-		}
-		fmt.Fprintf(w, "%s: %s; Storage in status: %s\n", st.name, strings.Join(parts, ", "), strings.Join(storage, ", "))
+		fmt.Fprintf(w, "%s: %s; in status: Storage %s; API %s\n", st.name, strings.Join(parts, ", "),
+			counts(st.storage), counts(st.api))
 		for _, n := range st.notes {
 			fmt.Fprintf(w, "    %s\n", n)
 		}
+		if len(st.spilled) > 0 {
+			fmt.Fprintf(w, "    answered once the next step had begun, and held against it: %s\n", counts(st.spilled))
+		}
 		for _, s := range st.odd {
-			fmt.Fprintf(w, "    unexpected: %s at +%.2fs from %s, in %.0f ms\n", label(s), s.at.Sub(st.start).Seconds(),
-				cmp.Or(s.servedBy, "?"), ms(s.latency))
+			during := ""
+			if s.step != s.endStep && s.endStep < len(r.steps) {
+				during = ", answered during " + r.steps[s.endStep].name
+			}
+			fmt.Fprintf(w, "    held against it: %s, sent in %s at +%.2fs, from %s, in %.0f ms%s\n", label(s),
+				r.steps[s.step].name, s.at.Sub(r.steps[s.step].start).Seconds(), cmp.Or(s.servedBy, "?"), ms(s.latency), during)
 		}
 	}
 	fmt.Fprintf(w, "\ncursor pages by (made by -> served by):")
@@ -224,6 +285,15 @@ func (r *Report) Print(w io.Writer) {
 		}
 		fmt.Fprintf(w, "%s  %s: %s\n", mark, c.name, c.detail)
 	}
+}
+
+// counts prints "value n, value n" in the order of the values.
+func counts(m map[string]int) string {
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -22,6 +22,7 @@ import (
 	"github.com/cdnapi/cdnapi/internal/pgtest"
 	"github.com/cdnapi/cdnapi/internal/postgres"
 	"github.com/cdnapi/cdnapi/internal/sqlite"
+	"github.com/cdnapi/cdnapi/internal/storetest"
 )
 
 // TestMain stops the shared PostgreSQL cluster and removes the SQLite
@@ -98,8 +99,8 @@ func BenchmarkEngines(b *testing.B) {
 				b.Fatalf("building the %s data: %v", e.name, e.db.err)
 			}
 			h, cursors := engineAPI(b, e.db)
-			deep := cursors.Encode(cdnapi.ListFiles, DefaultProject, e.db.deep)
-			page2 := cursors.Encode(cdnapi.ListFiles, DefaultProject, e.db.page2)
+			deep := cursors.Encode(cdnapi.CursorFiles, DefaultProject, e.db.deep)
+			page2 := cursors.Encode(cdnapi.CursorFiles, DefaultProject, e.db.page2)
 			for _, page := range []struct{ name, target string }{
 				{"page1", "/api/v1/files?limit=20"},
 				// Page 2 is the shallowest page with a cursor: set beside
@@ -176,7 +177,7 @@ func seedEngine(b *testing.B, name string, st engineStore) error {
 	}
 	n := benchFiles(b)
 	start := time.Now()
-	err := demo.Seed(ctx, st, demo.SeedOptions{Project: DefaultProject, Files: n, Seed: 1,
+	err := demo.Seed(ctx, storetest.Writer(st), demo.SeedOptions{Project: DefaultProject, Files: n, Seed: 1,
 		Now: time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)})
 	if err != nil {
 		return err

@@ -114,15 +114,12 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // storeError turns an error from the store into the error a client sees.
-// An *cdnapi.Error passes through, ErrNotFound becomes not_found, and
+// An *cdnapi.Error (cdnapi.ErrNotFound among them) passes through, and
 // anything else means the store could not answer: it is logged once, with
 // the request ID, and becomes storage_unavailable.
 func storeError(r *http.Request, err error) error {
 	if _, ok := errors.AsType[*cdnapi.Error](err); ok {
 		return err
-	}
-	if errors.Is(err, cdnapi.ErrNotFound) {
-		return cdnapi.Errorf(cdnapi.CodeNotFound, "", "the requested record does not exist")
 	}
 	level, msg := slog.LevelError, "store failed"
 	if errors.Is(r.Context().Err(), context.Canceled) {

@@ -60,7 +60,7 @@ func TestEndpoints(t *testing.T) {
 			"Cache-Control": "public, max-age=60", "Content-Type": "application/json",
 			"X-Content-Type-Options": "nosniff", "Content-Security-Policy": jsonCSP,
 			"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": corsExposeHeaders,
-			"Link": `</api/v1/files?limit=20&cursor=` + e.cursors.Encode(cdnapi.ListFiles, DefaultProject,
+			"Link": `</api/v1/files?limit=20&cursor=` + e.cursors.Encode(cdnapi.CursorFiles, DefaultProject,
 				cdnapi.Position{CreatedAt: e.files[19].CreatedAt, ID: e.files[19].ID}) + `>; rel="next"`,
 		}},
 		{name: "files limit", on: onAPI, target: "/api/v1/files?limit=3", status: 200},

@@ -45,7 +45,7 @@ func renderIncidents(cfg Config) render {
 			return cdnapi.Position{CreatedAt: i.StartedAt, ID: i.ID}
 		})
 		renderList(rep, page, appendIncident, func(p cdnapi.Position) string {
-			return cfg.Cursors.Encode(cdnapi.ListIncidents, "", p)
+			return cfg.Cursors.Incidents().Encode(p)
 		}, pathIncidents+"?limit="+strconv.Itoa(limit))
 		return rep, nil
 	}
@@ -63,7 +63,7 @@ func parseIncidentsQuery(raw string, cursors *cdnapi.CursorCodec) (cdnapi.Incide
 		return iq, err
 	}
 	if q.has(paramCursor) {
-		pos, err := cursors.Decode(cdnapi.ListIncidents, "", q.cursor)
+		pos, err := cursors.Incidents().Decode(q.cursor)
 		if err != nil {
 			return iq, err
 		}

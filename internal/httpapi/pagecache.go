@@ -23,6 +23,7 @@ import (
 type pageCache struct {
 	entries *expirable.LRU[string, *representation]
 	renders singleflight.Group
+	counts  cacheCounters
 }
 
 // pageCacheEntries bounds the memory of the cache: a page of 100 items is
@@ -31,21 +32,26 @@ const pageCacheEntries = 1024
 
 // newPageCache returns a cache that keeps answers for ttl, or nil, which
 // caches nothing, when ttl is not positive.
-func newPageCache(ttl time.Duration) *pageCache {
+func newPageCache(ttl time.Duration, counts cacheCounters) *pageCache {
 	if ttl <= 0 {
 		return nil
 	}
-	return &pageCache{entries: expirable.NewLRU[string, *representation](pageCacheEntries, nil, ttl)}
+	return &pageCache{entries: expirable.NewLRU[string, *representation](pageCacheEntries, nil, ttl), counts: counts}
 }
 
-// handler serves the answers of render for the route, through the cache
-// when there is one. The cache key is everything an answer depends on: the
-// route, the project (which an API key may choose) and the raw query; the
-// content coding and If-None-Match are applied per request when serving.
-func (c *pageCache) handler(cfg Config, route string, render render) http.Handler {
+// handler serves the pages that parse asks for, through the cache when there
+// is one. The cache key is the parsed request's canonical key (see
+// listRequest), which holds everything an answer depends on; the content
+// coding and If-None-Match are applied per request when serving.
+func (c *pageCache) handler(parse parseList) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, err := parse(r)
+		if err != nil {
+			WriteError(w, r, err)
+			return
+		}
 		if c == nil {
-			rep, err := render(r)
+			rep, err := req.render(r)
 			if err != nil {
 				WriteError(w, r, err)
 				return
@@ -53,23 +59,24 @@ func (c *pageCache) handler(cfg Config, route string, render render) http.Handle
 			rep.serve(w, r)
 			return
 		}
-		project, keyed := currentProject(r.Context(), cfg.Project)
-		key := route + "\x00" + project + "\x00" + r.URL.RawQuery
-		if keyed {
-			key += "\x00key" // a key's answers are private: another Cache-Control
-		}
+		key := req.key
 		rep, ok := c.entries.Get(key)
-		if !ok {
+		if ok {
+			c.counts.hits.Inc()
+		} else {
+			c.counts.misses.Inc()
 			v, err, _ := c.renders.Do(key, func() (any, error) {
 				// The render is shared by every request waiting on this
 				// key, so the first one hanging up must not cancel it; the
 				// store timeout still bounds it.
-				rep, err := render(r.WithContext(context.WithoutCancel(r.Context())))
+				rep, err := req.render(r.WithContext(context.WithoutCancel(r.Context())))
 				if err != nil {
 					return nil, err
 				}
 				rep.precompute()
-				c.entries.Add(key, rep)
+				if c.entries.Add(key, rep) {
+					c.counts.evictions.Inc()
+				}
 				return rep, nil
 			})
 			if err != nil {

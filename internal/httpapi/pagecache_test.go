@@ -14,6 +14,7 @@ import (
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/api"
 	"github.com/cdnapi/cdnapi/internal/health"
+	"github.com/cdnapi/cdnapi/internal/storetest"
 )
 
 // newerFile returns a file of the default project newer than every fixture.
@@ -22,19 +23,77 @@ func newerFile(id string) cdnapi.File {
 		Filename: "new.txt", Bytes: 1, Checksum: "sha256:" + string(bytes.Repeat([]byte("a"), 64))}
 }
 
+// TestPageKey checks that the page cache's key is the parsed request: equal
+// for every spelling of one request, different for different pages.
+func TestPageKey(t *testing.T) {
+	e := newEnv(t, nil)
+	cfg := Config{Store: e.store, Cursors: e.cursors}.withDefaults()
+	_, body := e.get(t, onAPI, "/api/v1/files?limit=2")
+	cursor := *decode[listBody](t, body).NextCursor
+	_, body = e.get(t, onEdge, "/api/v1/assets?limit=2&region=FRA1")
+	assetCursor := *decode[listBody](t, body).NextCursor
+	key := func(parse parseList, target string, project string) string {
+		t.Helper()
+		r := httptest.NewRequest(http.MethodGet, target, nil)
+		if project != "" {
+			r = r.WithContext(WithProject(r.Context(), project))
+		}
+		req, err := parse(r)
+		must(t, err)
+		return req.key
+	}
+	files, assets := filesRequest(cfg), assetsRequest(cfg)
+	for _, tc := range []struct {
+		parse        parseList
+		a, b         string
+		projA, projB string
+		same         bool
+	}{
+		{files, "/api/v1/files", "/api/v1/files?limit=20", "", "", true},
+		{files, "/api/v1/files?limit=5", "/api/v1/files?limit=005", "", "", true},
+		{files, "/api/v1/files?limit=5&cursor=" + cursor, "/api/v1/files?cursor=" + cursor + "&limit=05", "", "", true},
+		{files, "/api/v1/files?limit=5", "/api/v1/files?limit=6", "", "", false},
+		{files, "/api/v1/files?limit=5", "/api/v1/files?limit=5&cursor=" + cursor, "", "", false},
+		{files, "/api/v1/files", "/api/v1/files", "", DefaultProject, false}, // a key's answers are private
+		{files, "/api/v1/files", "/api/v1/files", "one", "two", false},
+		{assets, "/api/v1/assets?region=FRA1&limit=3", "/api/v1/assets?limit=3&region=FRA1", "", "", true},
+		{assets, "/api/v1/assets?region=FRA1&cursor=" + assetCursor, "/api/v1/assets?cursor=" + assetCursor + "&region=FRA1&limit=020", "", "", true},
+		{assets, "/api/v1/assets?region=FRA1", "/api/v1/assets", "", "", false},
+	} {
+		ka, kb := key(tc.parse, tc.a, tc.projA), key(tc.parse, tc.b, tc.projB)
+		if (ka == kb) != tc.same {
+			t.Errorf("%s (%q) and %s (%q): keys %q and %q, want same=%v", tc.a, tc.projA, tc.b, tc.projB, ka, kb, tc.same)
+		}
+	}
+	if key(files, "/api/v1/files", "") == key(assets, "/api/v1/assets", "") {
+		t.Error("files and assets share a key")
+	}
+}
+
 func TestPageCache(t *testing.T) {
 	e := newEnv(t, func(cfg *Config) { cfg.PageCacheTTL = time.Hour })
 	ctx := context.Background()
 
 	t.Run("a page is served again until it expires", func(t *testing.T) {
 		_, before := e.get(t, onAPI, "/api/v1/files?limit=5")
-		must(t, e.store.PutFiles(ctx, []cdnapi.File{newerFile("fil_cachedaway")}))
+		must(t, storetest.Writer(e.store).PutFiles(ctx, []cdnapi.File{newerFile("fil_cachedaway")}))
 		if _, again := e.get(t, onAPI, "/api/v1/files?limit=5"); !bytes.Equal(again, before) {
 			t.Errorf("the second answer was rendered again:\n%s\nwant\n%s", again, before)
 		}
 		// Another URL is another entry, rendered from the store.
 		if _, other := e.get(t, onAPI, "/api/v1/files?limit=6"); !bytes.Contains(other, []byte("fil_cachedaway")) {
 			t.Errorf("limit=6 does not show the new file: %s", other)
+		}
+	})
+
+	t.Run("every spelling of a request shares one entry", func(t *testing.T) {
+		_, before := e.get(t, onAPI, "/api/v1/files?limit=9")
+		must(t, storetest.Writer(e.store).PutFiles(ctx, []cdnapi.File{newerFile("fil_spelledaway")}))
+		for _, target := range []string{"/api/v1/files?limit=09", "/api/v1/files?limit=009", "/api/v1/files?&limit=9&",
+			"/api/v1/files?%6Cimit=9", "/api/v1/files?limit=%39"} {
+			if _, again := e.get(t, onAPI, target); !bytes.Equal(again, before) {
+				t.Errorf("%s was rendered again, not served from the entry of limit=9", target)
+			}
 		}
 	})
 
@@ -61,7 +120,7 @@ func TestPageCache(t *testing.T) {
 		if res, _ := e.get(t, onEdge, target); res.StatusCode != http.StatusBadRequest {
 			t.Fatalf("unknown region: %d", res.StatusCode)
 		}
-		must(t, e.store.PutRegions(ctx, []cdnapi.Region{{Code: "ZZZ9", Name: "Nowhere", Zone: "eu-west", Country: "DE", Status: cdnapi.StatusOperational}}))
+		must(t, storetest.Writer(e.store).PutRegions(ctx, []cdnapi.Region{{Code: "ZZZ9", Name: "Nowhere", Zone: "eu-west", Country: "DE", Status: cdnapi.StatusOperational}}))
 		if res, body := e.get(t, onEdge, target); res.StatusCode != http.StatusOK {
 			t.Errorf("after the region was added: %d %s", res.StatusCode, body)
 		}
@@ -91,7 +150,7 @@ func TestPageCache(t *testing.T) {
 func TestPageCacheExpires(t *testing.T) {
 	e := newEnv(t, func(cfg *Config) { cfg.PageCacheTTL = 20 * time.Millisecond })
 	e.get(t, onAPI, "/api/v1/files?limit=2")
-	must(t, e.store.PutFiles(context.Background(), []cdnapi.File{newerFile("fil_fresh")}))
+	must(t, storetest.Writer(e.store).PutFiles(context.Background(), []cdnapi.File{newerFile("fil_fresh")}))
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		if _, body := e.get(t, onAPI, "/api/v1/files?limit=2"); bytes.Contains(body, []byte("fil_fresh")) {

@@ -148,7 +148,7 @@ func TestWalkWhileInserting(t *testing.T) {
 				batch = append(batch, f)
 				added = append(added, f)
 			}
-			must(t, e.store.PutFiles(ctx, batch))
+			must(t, storetest.Writer(e.store).PutFiles(ctx, batch))
 		}
 		got := e.walk(t, onAPI, "/api/v1/files?limit="+strconv.Itoa(limit), between)
 		seen := map[string]int{}

@@ -200,7 +200,7 @@ func parseFilesQuery(raw string, cursors *cdnapi.CursorCodec, project string) (c
 		return fq, err
 	}
 	if q.has(paramCursor) {
-		pos, err := cursors.Decode(cdnapi.ListFiles, project, q.cursor)
+		pos, err := cursors.Files(project).Decode(q.cursor)
 		if err != nil {
 			return fq, err
 		}
@@ -229,7 +229,7 @@ func parseAssetsQuery(raw string, cursors *cdnapi.CursorCodec) (cdnapi.AssetQuer
 		}
 	}
 	if q.has(paramCursor) {
-		pos, err := cursors.Decode(cdnapi.ListAssets, aq.Region, q.cursor)
+		pos, err := cursors.Assets(aq.Region).Decode(q.cursor)
 		if err != nil {
 			return aq, err
 		}

@@ -71,7 +71,7 @@ func TestParseFilesQuery(t *testing.T) {
 			}
 		})
 	}
-	good := codec.Encode(cdnapi.ListFiles, "proj", testPosition)
+	good := codec.Encode(cdnapi.CursorFiles, "proj", testPosition)
 	for _, tc := range []struct {
 		name, raw   string
 		limit       int
@@ -81,8 +81,8 @@ func TestParseFilesQuery(t *testing.T) {
 		{"defaults", "", cdnapi.DefaultLimit, false, "", ""},
 		{"limit and cursor", "limit=5&cursor=" + good, 5, true, "", ""},
 		{"cursor and limit", "cursor=" + good + "&limit=5", 5, true, "", ""},
-		{"other project", "cursor=" + codec.Encode(cdnapi.ListFiles, "other", testPosition), 0, false, cdnapi.CodeCursorInvalid, "cursor"},
-		{"assets cursor", "cursor=" + codec.Encode(cdnapi.ListAssets, "proj", testPosition), 0, false, cdnapi.CodeCursorInvalid, "cursor"},
+		{"other project", "cursor=" + codec.Encode(cdnapi.CursorFiles, "other", testPosition), 0, false, cdnapi.CodeCursorInvalid, "cursor"},
+		{"assets cursor", "cursor=" + codec.Encode(cdnapi.CursorAssets, "proj", testPosition), 0, false, cdnapi.CodeCursorInvalid, "cursor"},
 		{"region given", "region=FRA1", 0, false, cdnapi.CodeParameterUnknown, "region"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,8 +104,8 @@ func TestParseFilesQuery(t *testing.T) {
 // TestParseAssetsQuery checks the query parsing of the assets list.
 func TestParseAssetsQuery(t *testing.T) {
 	codec := testCodec(t)
-	all := codec.Encode(cdnapi.ListAssets, "", testPosition)
-	fra := codec.Encode(cdnapi.ListAssets, "FRA1", testPosition)
+	all := codec.Encode(cdnapi.CursorAssets, "", testPosition)
+	fra := codec.Encode(cdnapi.CursorAssets, "FRA1", testPosition)
 	for _, tc := range []struct {
 		name, raw, region, code, param string
 	}{
@@ -117,7 +117,7 @@ func TestParseAssetsQuery(t *testing.T) {
 		{"region cursor without region", "cursor=" + fra, "", cdnapi.CodeCursorInvalid, "cursor"},
 		{"all-regions cursor with region", "region=FRA1&cursor=" + all, "", cdnapi.CodeCursorInvalid, "cursor"},
 		{"cursor of another region", "region=IAD1&cursor=" + fra, "", cdnapi.CodeCursorInvalid, "cursor"},
-		{"files cursor", "cursor=" + codec.Encode(cdnapi.ListFiles, "", testPosition), "", cdnapi.CodeCursorInvalid, "cursor"},
+		{"files cursor", "cursor=" + codec.Encode(cdnapi.CursorFiles, "", testPosition), "", cdnapi.CodeCursorInvalid, "cursor"},
 		{"region lower", "region=fra1", "", cdnapi.CodeParameterInvalid, "region"},
 		{"region empty", "region=", "", cdnapi.CodeParameterInvalid, "region"},
 		{"region spaces", "region=+FRA1", "", cdnapi.CodeParameterInvalid, "region"},
@@ -223,9 +223,9 @@ func FuzzLimit(f *testing.F) {
 func FuzzCursor(f *testing.F) {
 	codec := testCodec(f)
 	for _, s := range []string{
-		codec.Encode(cdnapi.ListFiles, "proj", testPosition),
-		codec.Encode(cdnapi.ListAssets, "", testPosition),
-		codec.Encode(cdnapi.ListAssets, "FRA1", testPosition),
+		codec.Encode(cdnapi.CursorFiles, "proj", testPosition),
+		codec.Encode(cdnapi.CursorAssets, "", testPosition),
+		codec.Encode(cdnapi.CursorAssets, "FRA1", testPosition),
 	} {
 		f.Add(s)
 	}
@@ -236,7 +236,7 @@ func FuzzCursor(f *testing.F) {
 		esc := url.QueryEscape(s)
 		fq, err := parseFilesQuery("cursor="+esc, codec, "proj")
 		checkFuzzError(t, s, err)
-		if err == nil && s != codec.Encode(cdnapi.ListFiles, "proj", *fq.After) {
+		if err == nil && s != codec.Encode(cdnapi.CursorFiles, "proj", *fq.After) {
 			t.Fatalf("files accepted the cursor %q", s)
 		}
 		for _, region := range []string{"", "FRA1"} {
@@ -246,7 +246,7 @@ func FuzzCursor(f *testing.F) {
 			}
 			aq, err := parseAssetsQuery(raw, codec)
 			checkFuzzError(t, s, err)
-			if err == nil && s != codec.Encode(cdnapi.ListAssets, region, *aq.After) {
+			if err == nil && s != codec.Encode(cdnapi.CursorAssets, region, *aq.After) {
 				t.Fatalf("assets of %q accepted the cursor %q", region, s)
 			}
 		}

@@ -17,8 +17,8 @@ var errNoSuchPath = notFound("no endpoint has this path; GET /api/v1/openapi.jso
 
 // addAPIRoutes registers the routes of the API listener.
 func addAPIRoutes(rt *router, cfg Config) {
-	cache := newPageCache(cfg.PageCacheTTL)
-	rt.resource("/api/v1/files", cache.handler(cfg, "/api/v1/files", renderFiles(cfg)))
+	cache := newPageCache(cfg.PageCacheTTL, cfg.Metrics.cacheCounters("api"))
+	rt.resource("/api/v1/files", cache.handler(filesRequest(cfg)))
 	rt.resource("/api/v1/status", handleStatus(cfg.Status))
 	if cfg.History != nil {
 		rt.resource(pathIncidents, serveRendered(renderIncidents(cfg)))
@@ -36,9 +36,9 @@ func addAPIRoutes(rt *router, cfg Config) {
 
 // addEdgeRoutes registers the routes of the edge listener.
 func addEdgeRoutes(rt *router, cfg Config) {
-	cache := newPageCache(cfg.PageCacheTTL)
-	rt.resource("/api/v1/regions", cache.handler(cfg, "/api/v1/regions", renderRegions(cfg)))
-	rt.resource("/api/v1/assets", cache.handler(cfg, "/api/v1/assets", renderAssets(cfg)))
+	cache := newPageCache(cfg.PageCacheTTL, cfg.Metrics.cacheCounters("edge"))
+	rt.resource("/api/v1/regions", cache.handler(regionsRequest(cfg)))
+	rt.resource("/api/v1/assets", cache.handler(assetsRequest(cfg)))
 	rt.resource("/api/v1/openapi.json", handleOpenAPI(cfg.OpenAPI))
 
 	rt.missing("/api/v1/files", "files are served on the API address, not on the edge address")

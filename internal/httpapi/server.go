@@ -33,7 +33,7 @@ import (
 // API and the edge. Store, Cursors and, for the API, Status are required.
 type Config struct {
 	// Store answers the lists.
-	Store cdnapi.Store
+	Store cdnapi.ListReader
 	// Cursors signs and checks the pagination cursors.
 	Cursors *cdnapi.CursorCodec
 	// Status provides the status document from memory (API listener only).

@@ -11,6 +11,7 @@ import (
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/demo"
 	"github.com/cdnapi/cdnapi/internal/ingest"
+	"github.com/cdnapi/cdnapi/internal/storetest"
 )
 
 // benchLines is the number of asset lines one benchmark iteration ingests.
@@ -42,7 +43,7 @@ func BenchmarkIngestAssets(b *testing.B) {
 			for b.Loop() {
 				b.StopTimer()
 				st := ingest.OpenEngine(b, name)
-				if err := st.PutRegions(ctx, regions); err != nil {
+				if err := storetest.Writer(st).PutRegions(ctx, regions); err != nil {
 					b.Fatal(err)
 				}
 				b.StartTimer()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -50,6 +51,10 @@ func (s *schema) decodeLine(line []byte, vals []rawValue) error {
 	}
 	if !utf8.Valid(line) {
 		return &FieldError{Problem: "invalid UTF-8", Want: "UTF-8 text"}
+	}
+	if bytes.HasPrefix(line, byteOrderMark) {
+		return &FieldError{Problem: "a byte-order mark (U+FEFF) starts the line",
+			Want: "no byte-order mark, or only one at the start of the input"}
 	}
 	if !json.Valid(line) {
 		return syntaxError(line)
@@ -127,11 +132,29 @@ func syntaxError(line []byte) error {
 	var v json.RawMessage
 	if err := d.Decode(&v); err == nil {
 		return &FieldError{Problem: "text after the JSON object", Want: "one JSON object per line"}
-	} else if se, ok := err.(*json.SyntaxError); ok {
-		return &FieldError{Problem: "malformed JSON at byte " + fmt.Sprint(se.Offset) + " (" + se.Error() + ")",
+	} else if se, ok := err.(*json.SyntaxError); ok && se.Offset > 0 && int(se.Offset) <= len(line) {
+		return &FieldError{Problem: "malformed JSON at byte " + fmt.Sprint(se.Offset) + " (" + unexpected(line[se.Offset-1:], se.Error()) + ")",
 			Want: "one JSON object per line"}
 	}
 	return &FieldError{Problem: "malformed JSON (unexpected end of line)", Want: "one JSON object per line"}
+}
+
+// unexpected says which character at the start of rest encoding/json
+// stopped at, and where, from its message msg ("invalid character 'x'
+// after object key"). encoding/json names a byte, not a character, so the
+// first byte of "é" shows as 'Ã'; here the character is decoded from the
+// line, which is valid UTF-8, and a byte-order mark is named as one.
+func unexpected(rest []byte, msg string) string {
+	r, _ := utf8.DecodeRune(rest)
+	what := "character " + strconv.QuoteRune(r)
+	if r == '\ufeff' {
+		what = "byte-order mark (U+FEFF)"
+	}
+	where := ""
+	if i := strings.LastIndex(msg, "' "); strings.HasPrefix(msg, "invalid character ") && i >= 0 {
+		where = " " + msg[i+2:] // "after object key", "in string literal", …
+	}
+	return "unexpected " + what + where
 }
 
 // describe names the JSON type that starts with c, for messages.

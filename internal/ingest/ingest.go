@@ -12,6 +12,7 @@ package ingest
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -118,7 +119,7 @@ func Run(ctx context.Context, st Store, r io.Reader, opts Options) (Result, erro
 	}
 	switch opts.Kind {
 	case Files:
-		if !ValidProject(opts.Project) {
+		if !cdnapi.ValidProject(opts.Project) {
 			return Result{}, fmt.Errorf("ingest: project %q: want %s", opts.Project, wantProject)
 		}
 		return run(ctx, st, r, opts, &fileFormat, NewValidator(nil))
@@ -216,7 +217,11 @@ func writeLine(w io.Writer, line []byte) error {
 	return err
 }
 
-// lineReader splits its input into lines of at most MaxLineBytes.
+// byteOrderMark is U+FEFF in UTF-8.
+var byteOrderMark = []byte("\xEF\xBB\xBF")
+
+// lineReader splits its input into lines of at most MaxLineBytes. A UTF-8
+// byte-order mark at the very start of the input is skipped.
 type lineReader struct {
 	r        *bufio.Reader
 	line     int64 // the number of the last line returned
@@ -272,6 +277,11 @@ func (lr *lineReader) next(long io.Writer) (line []byte, tooLong bool, err error
 	lr.line++
 	lr.progress.lines.Add(1)
 	line = trimEOL(line)
+	if lr.line == 1 {
+		// Editors on Windows start UTF-8 files with a byte-order mark; it
+		// marks the encoding of the input, not a character of line 1.
+		line = bytes.TrimPrefix(line, byteOrderMark)
+	}
 	return line, len(line) > MaxLineBytes, nil
 }
 

@@ -15,7 +15,7 @@ import (
 // a transaction of its own, checked against st's regions.
 func newAssetLoader(ctx context.Context, st cdnapi.Store, size int) *Loader[cdnapi.Asset] {
 	v := NewValidator(storetest.Regions())
-	return NewLoader(ctx, v.Asset, st.PutAssets, size)
+	return NewLoader(ctx, v.Asset, storetest.Writer(st).PutAssets, size)
 }
 
 func TestLoaderWritesEveryRecord(t *testing.T) {

@@ -48,6 +48,21 @@ func TestBadLinesLeaveStoreUnchanged(t *testing.T) {
 	}
 }
 
+// A UTF-8 byte-order mark at the start of the input, as Windows editors
+// write one, is skipped; one at the start of a later line is refused (see
+// badLines).
+func TestByteOrderMarkStartsTheInput(t *testing.T) {
+	st := engines[0].Open(t)
+	mustRun(t, st, Regions, "\ufeff"+strings.Replace(goodRegion, "TST1", "FRA1", 1)+"\r\n")
+	res := mustRun(t, st, Assets, "\ufeff"+goodAsset+"\n")
+	if res.Lines != 1 || res.Written != 1 || res.Invalid != 0 {
+		t.Errorf("result %+v, want 1 line written", res)
+	}
+	if got := takeSnapshot(t, st); len(got.Regions) != 1 || got.Regions[0].Code != "FRA1" || len(got.Assets) != 1 || got.Assets[0].ID != "ast_Good1" {
+		t.Errorf("stored %+v, want region FRA1 and asset ast_Good1", got)
+	}
+}
+
 // Ingesting the same input twice leaves the store exactly as ingesting it
 // once, on every engine. The assets span several batches, so that on
 // PostgreSQL several COPY batches share the one transaction.

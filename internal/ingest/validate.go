@@ -40,7 +40,7 @@ func (e *FieldError) Error() string {
 const (
 	wantFileID      = `"fil_" and 1 to 64 letters or digits`
 	wantAssetID     = `"ast_" and 1 to 64 letters or digits`
-	wantProject     = `1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit`
+	wantProject     = cdnapi.ProjectRule
 	wantTime        = `an RFC 3339 UTC time in whole seconds with a Z, such as 2026-11-20T14:03:07Z, from 1970 to 9999`
 	wantText        = `a non-empty string without control characters`
 	wantBytes       = `an integer from 0 to 9223372036854775807`
@@ -79,7 +79,7 @@ func (v *Validator) File(f *cdnapi.File) error {
 	switch {
 	case !cdnapi.ValidID(cdnapi.FileIDPrefix, f.ID):
 		return &FieldError{Field: "id", Want: wantFileID}
-	case !ValidProject(f.Project):
+	case !cdnapi.ValidProject(f.Project):
 		return &FieldError{Field: "project", Want: wantProject}
 	case !validTime(f.CreatedAt):
 		return &FieldError{Field: "created_at", Want: wantTime}
@@ -137,26 +137,6 @@ func (v *Validator) Region(r *cdnapi.Region) error {
 	}
 	return nil
 }
-
-// ValidProject reports whether name can name a project: 1 to 64 ASCII
-// letters, digits, '.', '_' or '-', starting with a letter or digit. API.md
-// leaves projects open; a slug this plain is safe in logs, URLs and shells.
-func ValidProject(name string) bool {
-	if len(name) == 0 || len(name) > 64 {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
-			return false
-		}
-	}
-	return true
-}
-
-// ProjectRule says what ValidProject accepts, for messages about flags.
-const ProjectRule = wantProject
 
 // The range of times a record may carry. Both ends are whole seconds in
 // UTC, and the upper one keeps the year at four digits, as RFC 3339 needs.

@@ -116,7 +116,7 @@ func buildListData(b *testing.B, c *pgtest.Cluster, n int) (string, error) {
 	}
 	start := time.Now()
 	for batch := range slices.Chunk(append(benchFiles("default", n), benchFiles("other", n/10)...), 50_000) {
-		if err := s.PutFiles(ctx, batch); err != nil {
+		if err := storetest.Writer(s).PutFiles(ctx, batch); err != nil {
 			return "", err
 		}
 	}

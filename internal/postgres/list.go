@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/jackc/pgx/v5"
 )
+
+// listPrealloc caps the rows a list makes room for before it reads any: a
+// caller's limit may be large, and a page of the API fits well within it.
+const listPrealloc = 128
 
 // The list queries. Each is a range scan, in index order, of the index named
 // beside it, stopped by LIMIT: a page deep in the list costs what the first
@@ -46,8 +51,8 @@ const (
 		ORDER BY region, created_at DESC, id DESC LIMIT $4`
 
 	// regions_pkey; there are tens of regions, never enough to page.
-	listRegions = `SELECT code, name, zone, country, status FROM regions ORDER BY code`
-	getRegion   = `SELECT code, name, zone, country, status FROM regions WHERE code = $1`
+	listRegions = `SELECT code, name, zone, country, status, status_set, status_until FROM regions ORDER BY code`
+	getRegion   = `SELECT code, name, zone, country, status, status_set, status_until FROM regions WHERE code = $1`
 )
 
 // ListFiles returns up to q.Limit files of q.Project, newest first, after
@@ -67,7 +72,7 @@ func (s *Store) ListFiles(ctx context.Context, q cdnapi.FileQuery) ([]cdnapi.Fil
 		return nil, fmt.Errorf("postgres: list files: %w", err)
 	}
 	defer rows.Close()
-	files := make([]cdnapi.File, 0, min(q.Limit, cdnapi.MaxLimit+1))
+	files := make([]cdnapi.File, 0, min(q.Limit, listPrealloc))
 	for rows.Next() {
 		f := cdnapi.File{Project: q.Project}
 		if err := rows.Scan(&f.ID, &f.CreatedAt, &f.Filename, &f.Bytes, &f.Checksum); err != nil {
@@ -105,7 +110,7 @@ func (s *Store) ListAssets(ctx context.Context, q cdnapi.AssetQuery) ([]cdnapi.A
 		return nil, fmt.Errorf("postgres: list assets: %w", err)
 	}
 	defer rows.Close()
-	assets := make([]cdnapi.Asset, 0, min(q.Limit, cdnapi.MaxLimit+1))
+	assets := make([]cdnapi.Asset, 0, min(q.Limit, listPrealloc))
 	for rows.Next() {
 		var a cdnapi.Asset
 		if err := rows.Scan(&a.ID, &a.CreatedAt, &a.Path, &a.Bytes, &a.CacheStatus, &a.Region); err != nil {
@@ -120,6 +125,25 @@ func (s *Store) ListAssets(ctx context.Context, q cdnapi.AssetQuery) ([]cdnapi.A
 	return assets, nil
 }
 
+// regionRow receives the columns of a region and applies the end of its
+// status (see cdnapi.Region.WithStatusUntil).
+type regionRow struct {
+	r     cdnapi.Region
+	set   *string
+	until *time.Time
+}
+
+func (rr *regionRow) dest() []any {
+	return []any{&rr.r.Code, &rr.r.Name, &rr.r.Zone, &rr.r.Country, &rr.r.Status, &rr.set, &rr.until}
+}
+
+func (rr *regionRow) region(now time.Time) cdnapi.Region {
+	if rr.until == nil || rr.set == nil {
+		return rr.r
+	}
+	return rr.r.WithStatusUntil(cdnapi.Status(*rr.set), *rr.until, now)
+}
+
 // ListRegions returns every region, ordered by code. It reads from the read
 // replica, if there is one.
 func (s *Store) ListRegions(ctx context.Context) ([]cdnapi.Region, error) {
@@ -128,13 +152,14 @@ func (s *Store) ListRegions(ctx context.Context) ([]cdnapi.Region, error) {
 		return nil, fmt.Errorf("postgres: list regions: %w", err)
 	}
 	defer rows.Close()
+	now := time.Now()
 	var regions []cdnapi.Region
 	for rows.Next() {
-		var r cdnapi.Region
-		if err := rows.Scan(&r.Code, &r.Name, &r.Zone, &r.Country, &r.Status); err != nil {
+		var rr regionRow
+		if err := rows.Scan(rr.dest()...); err != nil {
 			return nil, fmt.Errorf("postgres: list regions: %w", err)
 		}
-		regions = append(regions, r)
+		regions = append(regions, rr.region(now))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("postgres: list regions: %w", err)
@@ -146,13 +171,13 @@ func (s *Store) ListRegions(ctx context.Context) ([]cdnapi.Region, error) {
 // reads from the read replica, if there is one, so that it agrees with the
 // lists it guards.
 func (s *Store) Region(ctx context.Context, code string) (cdnapi.Region, error) {
-	var r cdnapi.Region
-	err := s.read.QueryRow(ctx, getRegion, code).Scan(&r.Code, &r.Name, &r.Zone, &r.Country, &r.Status)
+	var rr regionRow
+	err := s.read.QueryRow(ctx, getRegion, code).Scan(rr.dest()...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return cdnapi.Region{}, cdnapi.ErrNotFound
 	}
 	if err != nil {
 		return cdnapi.Region{}, fmt.Errorf("postgres: region: %w", err)
 	}
-	return r, nil
+	return rr.region(time.Now()), nil
 }

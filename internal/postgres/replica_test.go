@@ -8,6 +8,7 @@ import (
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/pgtest"
+	"github.com/cdnapi/cdnapi/internal/storetest"
 )
 
 // With a read replica, the lists and Region read from it and everything
@@ -34,10 +35,10 @@ func TestReadReplica(t *testing.T) {
 	}
 
 	fra := cdnapi.Region{Code: "FRA1", Name: "Frankfurt", Zone: "eu-central", Country: "DE", Status: cdnapi.StatusOperational}
-	if err := s.PutRegions(ctx, []cdnapi.Region{fra}); err != nil {
+	if err := storetest.Writer(s).PutRegions(ctx, []cdnapi.Region{fra}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutFiles(ctx, []cdnapi.File{file("fil_1", t0)}); err != nil {
+	if err := storetest.Writer(s).PutFiles(ctx, []cdnapi.File{file("fil_1", t0)}); err != nil {
 		t.Fatal(err)
 	}
 	wait()
@@ -63,7 +64,7 @@ func TestReadReplica(t *testing.T) {
 	if err := s.PingPrimary(short); err != nil {
 		t.Errorf("PingPrimary: %v", err)
 	}
-	if err := s.PutFiles(ctx, []cdnapi.File{file("fil_2", t0.Add(time.Second))}); err != nil {
+	if err := storetest.Writer(s).PutFiles(ctx, []cdnapi.File{file("fil_2", t0.Add(time.Second))}); err != nil {
 		t.Errorf("PutFiles with the replica down: %v", err)
 	}
 	if _, err := s.CursorSecret(short); err != nil {

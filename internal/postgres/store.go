@@ -144,12 +144,24 @@ func (s *Store) Close() error {
 // API. With the primary down, the lists still answer from the replica, and
 // a load balancer that took every replica out of service would turn a write
 // outage into a read outage too. PingPrimary checks the primary.
+//
+// It reads the newest file, asset and region the way the lists do, down
+// their indexes to the table rows, so a relation that cannot be read shows
+// here; each is one index probe whatever the size of the table
+// (TestProbePlan).
 func (s *Store) Ping(ctx context.Context) error {
-	if err := ping(ctx, s.read); err != nil {
+	var file, asset, region *string
+	if err := s.read.QueryRow(ctx, probeQuery).Scan(&file, &asset, &region); err != nil {
 		return fmt.Errorf("postgres: ping: %w", err)
 	}
 	return nil
 }
+
+// probeQuery is the read of Ping.
+const probeQuery = `SELECT
+	(SELECT filename FROM files ORDER BY project, created_at DESC, id DESC LIMIT 1),
+	(SELECT path FROM assets ORDER BY created_at DESC, id DESC LIMIT 1),
+	(SELECT name FROM regions ORDER BY code LIMIT 1)`
 
 // PingPrimary checks that the primary answers a query within ctx.
 func (s *Store) PingPrimary(ctx context.Context) error {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/pgtest"
+	"github.com/cdnapi/cdnapi/internal/storetest"
 )
 
 var t0 = time.Date(2026, 11, 20, 14, 3, 7, 0, time.UTC)
@@ -56,7 +57,7 @@ func TestListFilesOrderAndKeyset(t *testing.T) {
 	}
 	other := file("fil_other", t0.Add(2*time.Hour))
 	other.Project = "elsewhere"
-	if err := s.PutFiles(ctx, append(files, other)); err != nil {
+	if err := storetest.Writer(s).PutFiles(ctx, append(files, other)); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"fil_new", "fil_b", "fil_a", "fil_B", "fil_A", "fil_Z9"}
@@ -91,7 +92,7 @@ func TestListAssetsRegionFilter(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	ctx := t.Context()
-	err := s.PutAssets(ctx, []cdnapi.Asset{
+	err := storetest.Writer(s).PutAssets(ctx, []cdnapi.Asset{
 		asset("ast_1", "FRA1", t0), asset("ast_2", "AMS1", t0.Add(time.Second)),
 		asset("ast_3", "FRA1", t0.Add(2*time.Second)), asset("ast_4", "AMS1", t0.Add(3*time.Second)),
 	})
@@ -144,10 +145,10 @@ func TestRoundTrip(t *testing.T) {
 	a := asset("ast_u", "FRA1", local)
 	a.Path = "/bilder/ñandú.webp"
 	a.CacheStatus = cdnapi.CacheRevalidated
-	if err := s.PutFiles(ctx, []cdnapi.File{f}); err != nil {
+	if err := storetest.Writer(s).PutFiles(ctx, []cdnapi.File{f}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.PutAssets(ctx, []cdnapi.Asset{a}); err != nil {
+	if err := storetest.Writer(s).PutAssets(ctx, []cdnapi.Asset{a}); err != nil {
 		t.Fatal(err)
 	}
 	files, err := s.ListFiles(ctx, cdnapi.FileQuery{Project: "default", Limit: 1})
@@ -182,12 +183,12 @@ func TestPutUpsertsAllOrNothing(t *testing.T) {
 			for i := range batch {
 				batch[i] = file(fmt.Sprintf("fil_%d", i), t0.Add(time.Duration(i)*time.Second))
 			}
-			if err := s.PutFiles(ctx, batch); err != nil {
+			if err := storetest.Writer(s).PutFiles(ctx, batch); err != nil {
 				t.Fatal(err)
 			}
 			first, last := file("fil_0", t0), file("fil_0", t0.Add(-time.Hour))
 			first.Filename, last.Filename = "first.txt", "last.txt"
-			if err := s.PutFiles(ctx, append(batch[1:], first, last)); err != nil {
+			if err := storetest.Writer(s).PutFiles(ctx, append(batch[1:], first, last)); err != nil {
 				t.Fatal(err)
 			}
 			all, err := s.ListFiles(ctx, cdnapi.FileQuery{Project: "default", Limit: n + 1})
@@ -201,7 +202,7 @@ func TestPutUpsertsAllOrNothing(t *testing.T) {
 			bad := append(slices.Clone(batch), file("fil_bad", t0))
 			bad[0].Filename = "changed"
 			bad[len(bad)-1].Bytes = -1 // violates the CHECK
-			if err := s.PutFiles(ctx, bad); err == nil {
+			if err := storetest.Writer(s).PutFiles(ctx, bad); err == nil {
 				t.Fatal("PutFiles with a negative size succeeded")
 			}
 			again, err := s.ListFiles(ctx, cdnapi.FileQuery{Project: "default", Limit: n + 1})
@@ -226,7 +227,7 @@ func TestRegions(t *testing.T) {
 	ams := cdnapi.Region{Code: "AMS1", Name: "Amsterdam", Zone: "eu-west", Country: "NL", Status: cdnapi.StatusOperational}
 	down := fra
 	down.Status = cdnapi.StatusMajorOutage
-	if err := s.PutRegions(ctx, []cdnapi.Region{fra, ams, down}); err != nil {
+	if err := storetest.Writer(s).PutRegions(ctx, []cdnapi.Region{fra, ams, down}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.ListRegions(ctx)
@@ -337,12 +338,12 @@ func callEveryMethod(s *Store) map[string]func(context.Context) error {
 		},
 		"ListRegions": func(ctx context.Context) error { _, err := s.ListRegions(ctx); return err },
 		"Region":      func(ctx context.Context) error { _, err := s.Region(ctx, "FRA1"); return err },
-		"PutFiles":    func(ctx context.Context) error { return s.PutFiles(ctx, f) },
+		"PutFiles":    func(ctx context.Context) error { return storetest.Writer(s).PutFiles(ctx, f) },
 		"PutAssets": func(ctx context.Context) error {
-			return s.PutAssets(ctx, []cdnapi.Asset{asset("ast_x", "FRA1", t0)})
+			return storetest.Writer(s).PutAssets(ctx, []cdnapi.Asset{asset("ast_x", "FRA1", t0)})
 		},
 		"PutRegions": func(ctx context.Context) error {
-			return s.PutRegions(ctx, []cdnapi.Region{{Code: "FRA1", Name: "F", Zone: "eu-central", Country: "DE", Status: "operational"}})
+			return storetest.Writer(s).PutRegions(ctx, []cdnapi.Region{{Code: "FRA1", Name: "F", Zone: "eu-central", Country: "DE", Status: "operational"}})
 		},
 		"CursorSecret":       func(ctx context.Context) error { _, err := s.CursorSecret(ctx); return err },
 		"ComponentOverrides": func(ctx context.Context) error { _, err := s.ComponentOverrides(ctx); return err },
@@ -354,10 +355,12 @@ func callEveryMethod(s *Store) map[string]func(context.Context) error {
 			return s.Write(ctx, func(w cdnapi.Writer) error { return w.PutFiles(ctx, f) })
 		},
 		"DeleteAssetsBefore": func(ctx context.Context) error { _, err := s.DeleteAssetsBefore(ctx, t0, 10); return err },
-		"SetRegionStatus":    func(ctx context.Context) error { return s.SetRegionStatus(ctx, "FRA1", cdnapi.StatusMajorOutage) },
-		"Ping":               s.Ping,
-		"PingPrimary":        s.PingPrimary,
-		"Migrate":            s.Migrate,
-		"CheckSchema":        s.CheckSchema,
+		"SetRegionStatus": func(ctx context.Context) error {
+			return s.SetRegionStatus(ctx, "FRA1", cdnapi.StatusMajorOutage, time.Time{})
+		},
+		"Ping":        s.Ping,
+		"PingPrimary": s.PingPrimary,
+		"Migrate":     s.Migrate,
+		"CheckSchema": s.CheckSchema,
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/pgtest"
+	"github.com/cdnapi/cdnapi/internal/storetest"
 )
 
 // hangBound is how long past its context's deadline a call may take before
@@ -54,7 +55,7 @@ func TestServerStoppedAndRestarted(t *testing.T) {
 	c := pgtest.Start(t)
 	s := openStore(t, c.NewDatabase(t), Options{})
 	ctx := t.Context()
-	if err := s.PutFiles(ctx, []cdnapi.File{file("fil_1", t0)}); err != nil {
+	if err := storetest.Writer(s).PutFiles(ctx, []cdnapi.File{file("fil_1", t0)}); err != nil {
 		t.Fatal(err)
 	}
 

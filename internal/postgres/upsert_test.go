@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/storetest"
 )
 
 // copyBatch returns copyThreshold assets, enough for the COPY path, with
@@ -70,7 +71,7 @@ func TestCopyDirectFallsBack(t *testing.T) {
 			s := newStore(t)
 			ctx := t.Context()
 			// A row of an earlier Write, which the batch leaves alone.
-			if err := s.PutAssets(ctx, []cdnapi.Asset{asset("a_0", "FRA1", t0)}); err != nil {
+			if err := storetest.Writer(s).PutAssets(ctx, []cdnapi.Asset{asset("a_0", "FRA1", t0)}); err != nil {
 				t.Fatal(err)
 			}
 			batch := copyBatch("b", "/new")
@@ -139,7 +140,7 @@ func TestCopyDirectAsksAfterConflict(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	ctx := t.Context()
-	if err := s.PutAssets(ctx, copyBatch("a", "/old")); err != nil {
+	if err := storetest.Writer(s).PutAssets(ctx, copyBatch("a", "/old")); err != nil {
 		t.Fatal(err)
 	}
 	err := s.Write(ctx, func(cw cdnapi.Writer) error {

@@ -50,36 +50,6 @@ func (s *Store) Write(ctx context.Context, fn func(w cdnapi.Writer) error) error
 	return nil
 }
 
-// PutFiles upserts files by ID in one transaction on the primary: all or
-// none. Times are stored as whole seconds. When several files share an ID,
-// the last one wins. Writing no files does nothing.
-func (s *Store) PutFiles(ctx context.Context, files []cdnapi.File) error {
-	if len(files) == 0 {
-		return nil
-	}
-	return s.Write(ctx, func(w cdnapi.Writer) error { return w.PutFiles(ctx, files) })
-}
-
-// PutAssets upserts assets by ID in one transaction on the primary: all or
-// none. Times are stored as whole seconds. When several assets share an ID,
-// the last one wins. Writing no assets does nothing.
-func (s *Store) PutAssets(ctx context.Context, assets []cdnapi.Asset) error {
-	if len(assets) == 0 {
-		return nil
-	}
-	return s.Write(ctx, func(w cdnapi.Writer) error { return w.PutAssets(ctx, assets) })
-}
-
-// PutRegions upserts regions by code in one transaction on the primary: all
-// or none. When several regions share a code, the last one wins. Writing no
-// regions does nothing.
-func (s *Store) PutRegions(ctx context.Context, regions []cdnapi.Region) error {
-	if len(regions) == 0 {
-		return nil
-	}
-	return s.Write(ctx, func(w cdnapi.Writer) error { return w.PutRegions(ctx, regions) })
-}
-
 // txWriter is the cdnapi.Writer that Write hands to fn: it upserts in
 // Write's transaction. Its methods take turns on mu, since a connection
 // runs one statement at a time.
@@ -197,14 +167,19 @@ func secondBefore(t time.Time) time.Time {
 	return time.Unix(s, 0).UTC()
 }
 
-// SetRegionStatus sets the status of the region with code on the primary.
-// It returns cdnapi.ErrNotFound when there is no such region, and an
-// *cdnapi.Error when status is not a valid Status.
-func (s *Store) SetRegionStatus(ctx context.Context, code string, status cdnapi.Status) error {
-	if !status.Valid() {
-		return cdnapi.Errorf(cdnapi.CodeParameterInvalid, "status", "Status %q is not one of the statuses of API.md.", status)
+// SetRegionStatus sets the status of the region with code on the primary,
+// until until when that is not zero. It returns cdnapi.ErrNotFound when
+// there is no such region. The caller checks status; the schema refuses one
+// that is not valid all the same.
+func (s *Store) SetRegionStatus(ctx context.Context, code string, status cdnapi.Status, until time.Time) error {
+	var end *time.Time // NULL: no end
+	var set *string
+	if !until.IsZero() {
+		u, st := wholeSecondUTC(until), string(status)
+		end, set = &u, &st
 	}
-	tag, err := s.primary.Exec(ctx, `UPDATE regions SET status = $1 WHERE code = $2`, string(status), code)
+	tag, err := s.primary.Exec(ctx, `UPDATE regions SET status = $1, status_set = $2, status_until = $3 WHERE code = $4`,
+		string(status), set, end, code)
 	if err != nil {
 		return fmt.Errorf("postgres: set region status: %w", err)
 	}

@@ -26,10 +26,17 @@ const DefaultRedisTimeout = 50 * time.Millisecond
 // again.
 const DefaultRedisCheckInterval = time.Second
 
+// DefaultRedisCheckTimeout bounds Run's ping, the only judge of an outage.
+// It is longer than a request's timeout: a request may not wait, but a
+// background check can, so that a moment of load (a stalled process, a busy
+// machine) is not mistaken for an outage.
+const DefaultRedisCheckTimeout = 500 * time.Millisecond
+
 // RedisOptions tunes a Redis limiter. Zero fields take their defaults.
 type RedisOptions struct {
 	Timeout       time.Duration // DefaultRedisTimeout
 	CheckInterval time.Duration // DefaultRedisCheckInterval
+	CheckTimeout  time.Duration // DefaultRedisCheckTimeout, at least Timeout
 	Logger        *slog.Logger  // outages, once each; discarded if nil
 }
 
@@ -39,9 +46,13 @@ type RedisOptions struct {
 // clocks need not agree.
 //
 // It fails open. When Redis does not answer within the timeout, the request
-// is served without a limit; the outage is logged once, counted, and
-// reported by Status. While it lasts, requests skip Redis, at no cost, until
-// Run's ping finds it answering again.
+// is served without a limit, and counted. A failed request does not by
+// itself declare an outage: one slow answer on a loaded machine would
+// otherwise turn the limits off for every client for a whole check
+// interval. It asks Run to ping Redis at once, with the longer
+// CheckTimeout; when that ping fails, the outage is logged once and reported
+// by Status, and while it lasts requests skip Redis, at no cost, until a
+// ping finds it answering again.
 type Redis struct {
 	policy  Policy
 	limit   redis_rate.Limit
@@ -49,10 +60,12 @@ type Redis struct {
 	limiter *redis_rate.Limiter
 	timeout time.Duration
 	every   time.Duration
+	checkTO time.Duration
 	log     *slog.Logger
 
 	down  atomic.Bool
-	logMu sync.Mutex // orders the outage and recovery log lines
+	check chan struct{} // a request failed: Run pings now
+	logMu sync.Mutex    // orders the outage and recovery log lines
 
 	unlimited prometheus.Counter
 	up        prometheus.Gauge
@@ -72,10 +85,18 @@ func NewRedis(url string, p Policy, opts RedisOptions) (*Redis, error) {
 	if opts.CheckInterval <= 0 {
 		opts.CheckInterval = DefaultRedisCheckInterval
 	}
+	if opts.CheckTimeout <= 0 {
+		opts.CheckTimeout = DefaultRedisCheckTimeout
+	}
+	opts.CheckTimeout = max(opts.CheckTimeout, opts.Timeout)
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = opts.Timeout, opts.Timeout, opts.Timeout, opts.Timeout
+	// The client's own timeouts are the check's; each request's context
+	// carries the shorter Timeout, which go-redis then applies to the dial,
+	// the wait for a connection, the write and the read.
+	t := opts.CheckTimeout
+	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = t, t, t, t
 	o.ContextTimeoutEnabled = true
 	o.MaxRetries = -1 // a retry would double the time an outage costs
 	client := redis.NewClient(o)
@@ -86,7 +107,9 @@ func NewRedis(url string, p Policy, opts RedisOptions) (*Redis, error) {
 		limiter: redis_rate.NewLimiter(client),
 		timeout: opts.Timeout,
 		every:   opts.CheckInterval,
+		checkTO: opts.CheckTimeout,
 		log:     opts.Logger,
+		check:   make(chan struct{}, 1),
 		unlimited: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "cdnapi_rate_limit_unlimited_total",
 			Help: "Requests served without a rate limit because Redis did not answer in time.",
@@ -112,7 +135,10 @@ func (r *Redis) Take(ctx context.Context, client string) cdnapi.RateDecision {
 	cancel()
 	if err != nil {
 		if ctx.Err() == nil { // not the client hanging up
-			r.failed(err)
+			select {
+			case r.check <- struct{}{}:
+			default: // a check is already due
+			}
 		}
 		r.unlimited.Inc()
 		return cdnapi.RateDecision{Allowed: true}
@@ -131,8 +157,9 @@ func (r *Redis) Take(ctx context.Context, client string) cdnapi.RateDecision {
 	return d
 }
 
-// Run pings Redis every CheckInterval until ctx ends, marking it down when
-// it does not answer and up when it does again.
+// Run pings Redis every CheckInterval, and at once when a request failed,
+// until ctx ends, marking it down when it does not answer within
+// CheckTimeout and up when it does again.
 func (r *Redis) Run(ctx context.Context) {
 	t := time.NewTicker(r.every)
 	defer t.Stop()
@@ -142,9 +169,10 @@ func (r *Redis) Run(ctx context.Context) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
+			case <-r.check:
 			}
 		}
-		pingCtx, cancel := context.WithTimeout(ctx, r.timeout)
+		pingCtx, cancel := context.WithTimeout(ctx, r.checkTO)
 		err := r.client.Ping(pingCtx).Err()
 		cancel()
 		switch {
@@ -167,7 +195,7 @@ func (r *Redis) failed(err error) {
 	}
 	r.up.Set(0)
 	if errors.Is(err, context.DeadlineExceeded) {
-		err = fmt.Errorf("no answer within %v", r.timeout)
+		err = fmt.Errorf("no answer within %v", r.checkTO)
 	}
 	r.log.Warn("rate limit: Redis is unreachable; serving without rate limits until it answers", "err", err)
 }

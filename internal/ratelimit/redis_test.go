@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/redistest"
@@ -109,9 +110,8 @@ func TestRedisOutage(t *testing.T) {
 			t.Fatalf("request %d during the outage: %+v", i, d)
 		}
 	}
-	if got := r.Status(); got != cdnapi.StatusDegradedPerformance {
-		t.Errorf("Status during the outage = %s", got)
-	}
+	// The failed requests asked Run to check Redis, which finds it down.
+	waitStatus(t, r, cdnapi.StatusDegradedPerformance)
 	if n := strings.Count(logs.String(), "Redis is unreachable"); n != 1 {
 		t.Errorf("the outage was logged %d times, want once:\n%s", n, logs.String())
 	}
@@ -123,13 +123,7 @@ func TestRedisOutage(t *testing.T) {
 	}
 
 	srv.Restart() // empty: it persisted nothing, so the bucket is full
-	deadline := time.Now().Add(10 * time.Second)
-	for r.Status() != cdnapi.StatusOperational {
-		if time.Now().After(deadline) {
-			t.Fatal("Redis answers again, but the limiter does not notice")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitStatus(t, r, cdnapi.StatusOperational)
 	allowed := 0
 	for range 10 {
 		if r.Take(t.Context(), "ip:192.0.2.1").Allowed {
@@ -141,6 +135,82 @@ func TestRedisOutage(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "rate limits are back") {
 		t.Errorf("the recovery was not logged:\n%s", logs.String())
+	}
+}
+
+// TestRedisSlowMoment makes Redis stall for longer than a request may wait
+// (CLIENT PAUSE), as a loaded machine does: the requests meanwhile are
+// served without a limit, but the stall is no outage. Redis is not marked
+// down, nothing is logged, and the next request is limited again, rather
+// than every client going unlimited until the next check.
+func TestRedisSlowMoment(t *testing.T) {
+	srv := redistest.Start(t)
+	var logs lockedBuffer
+	r := newRedis(t, srv.URL, Policy{Rate: 1, Burst: 5}, RedisOptions{
+		Timeout:       20 * time.Millisecond,
+		CheckInterval: time.Hour, // only a failed request makes Run check
+		CheckTimeout:  2 * time.Second,
+		Logger:        slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	const client = "ip:192.0.2.7"
+	for range 5 {
+		r.Take(t.Context(), client)
+	}
+	if d := r.Take(t.Context(), client); !d.Limited || d.Allowed {
+		t.Fatalf("the sixth request: %+v", d)
+	}
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer admin.Close()
+	const pause = 300 * time.Millisecond
+	if err := admin.Do(t.Context(), "CLIENT", "PAUSE", pause.Milliseconds(), "ALL").Err(); err != nil {
+		t.Fatal(err)
+	}
+	paused := time.Now()
+	start := time.Now()
+	d := r.Take(t.Context(), client)
+	if took := time.Since(start); !d.Allowed || d.Limited || took > pause {
+		t.Fatalf("during the stall: %+v after %v, want served unlimited after the 20ms timeout", d, took)
+	}
+	time.Sleep(time.Until(paused.Add(pause)))
+	// The limit is back as soon as Redis answers. On a busy machine a
+	// request may still miss the 20ms now and then, hence a few tries; a
+	// limiter that took the stall for an outage stays unlimited until its
+	// next check, an hour away.
+	for try := 0; ; try++ {
+		d := r.Take(t.Context(), client)
+		if d.Limited {
+			if d.Allowed { // a token refills per second: the bucket is empty
+				t.Errorf("after the stall: %+v, want refused", d)
+			}
+			break
+		}
+		if try == 50 {
+			t.Fatalf("after the stall, 50 requests were not limited: the stall was taken for an outage")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := r.Status(); got != cdnapi.StatusOperational {
+		t.Errorf("Status after a stall = %s", got)
+	}
+	if strings.Contains(logs.String(), "unreachable") {
+		t.Errorf("a stall was logged as an outage:\n%s", logs.String())
+	}
+}
+
+// waitStatus waits up to 10 s for the limiter's status to become want.
+func waitStatus(t *testing.T, r *Redis, want cdnapi.Status) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for r.Status() != want {
+		if time.Now().After(deadline) {
+			t.Fatalf("Status is %s, want %s within 10s", r.Status(), want)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

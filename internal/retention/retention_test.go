@@ -36,10 +36,10 @@ func openStore(t *testing.T, open func(tb testing.TB) cdnapi.Store, n int) (cdna
 	st := open(t)
 	regions := storetest.Regions()
 	assets := storetest.Assets(n, storetest.RegionCodes(regions), 7)
-	if err := st.PutRegions(t.Context(), regions); err != nil {
+	if err := storetest.Writer(st).PutRegions(t.Context(), regions); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutAssets(t.Context(), assets); err != nil {
+	if err := storetest.Writer(st).PutAssets(t.Context(), assets); err != nil {
 		t.Fatal(err)
 	}
 	return st, assets

@@ -49,7 +49,7 @@ func (s *Store) ListAssets(ctx context.Context, q cdnapi.AssetQuery) ([]cdnapi.A
 		return nil, fmt.Errorf("sqlite: list assets: %w", err)
 	}
 	defer rows.Close()
-	assets := make([]cdnapi.Asset, 0, min(q.Limit, cdnapi.MaxLimit+1))
+	assets := make([]cdnapi.Asset, 0, min(q.Limit, listPrealloc))
 	for rows.Next() {
 		var a cdnapi.Asset
 		var created int64

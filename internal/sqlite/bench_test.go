@@ -60,7 +60,7 @@ func millionFiles(b *testing.B) (*Store, cdnapi.Position) {
 		for i := range benchFiles / benchBatch {
 			files := inArrivalOrder(storetest.Files(benchBatch, "default", uint64(i)), i*benchBatch)
 			start := time.Now()
-			if million.err = s.PutFiles(ctx, files); million.err != nil {
+			if million.err = storetest.Writer(s).PutFiles(ctx, files); million.err != nil {
 				return
 			}
 			writing += time.Since(start)
@@ -154,7 +154,7 @@ func BenchmarkPutFiles(b *testing.B) {
 					files = inArrivalOrder(files, written)
 				}
 				b.StartTimer()
-				if err := s.PutFiles(ctx, files); err != nil {
+				if err := storetest.Writer(s).PutFiles(ctx, files); err != nil {
 					b.Fatalf("PutFiles: %v", err)
 				}
 				written += len(files)

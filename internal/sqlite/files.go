@@ -8,6 +8,10 @@ import (
 	"github.com/cdnapi/cdnapi"
 )
 
+// listPrealloc caps the rows a list makes room for before it reads any: a
+// caller's limit may be large, and a page of the API fits well within it.
+const listPrealloc = 128
+
 // The file list queries. Both are range scans of files_by_project_created
 // that stop after LIMIT rows, so a page deep in the list costs what the
 // first one does. The row-value comparison is what SQLite turns into the
@@ -39,7 +43,7 @@ func (s *Store) ListFiles(ctx context.Context, q cdnapi.FileQuery) ([]cdnapi.Fil
 		return nil, fmt.Errorf("sqlite: list files: %w", err)
 	}
 	defer rows.Close()
-	files := make([]cdnapi.File, 0, min(q.Limit, cdnapi.MaxLimit+1))
+	files := make([]cdnapi.File, 0, min(q.Limit, listPrealloc))
 	for rows.Next() {
 		f := cdnapi.File{Project: q.Project}
 		var created int64

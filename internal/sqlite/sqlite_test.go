@@ -135,7 +135,7 @@ func TestOpenCreatesFileAndReopenKeepsData(t *testing.T) {
 		t.Fatalf("Migrate: %v", err)
 	}
 	files := storetest.Files(30, "default", 1)
-	if err := s.PutFiles(t.Context(), files); err != nil {
+	if err := storetest.Writer(s).PutFiles(t.Context(), files); err != nil {
 		t.Fatalf("PutFiles: %v", err)
 	}
 	secret, err := s.CursorSecret(t.Context())
@@ -223,6 +223,9 @@ func TestQueryPlans(t *testing.T) {
 		{"region assets first", listRegionAssetsFirst, []any{"FRA1", 20}, "SEARCH assets USING INDEX assets_by_region_created (region=?)"},
 		{"region assets after", listRegionAssetsAfter, append(append([]any{"FRA1"}, after...), 20), "SEARCH assets USING INDEX assets_by_region_created (region=? AND (created_at,id)<(?,?))"},
 		{"regions", listRegions, nil, "SCAN regions"}, // the primary key, in order
+		{"probe files", probeFiles, nil, "SCAN files USING INDEX files_by_project_created"},
+		{"probe assets", probeAssets, nil, "SCAN assets"}, // the primary key, backwards, stopping at 1
+		{"probe regions", probeRegions, nil, "SCAN regions"},
 		{"delete assets: the oldest", deleteAssetsBefore, []any{int64(1), 10}, "SEARCH assets USING PRIMARY KEY (created_at<?)"},
 		{"delete assets: by key", deleteAssetsBefore, []any{int64(1), 10}, "SEARCH assets USING PRIMARY KEY (created_at=? AND id=?)"},
 	}
@@ -251,15 +254,15 @@ func putPlanData(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := t.Context()
 	regions := storetest.Regions()
-	if err := s.PutRegions(ctx, regions); err != nil {
+	if err := storetest.Writer(s).PutRegions(ctx, regions); err != nil {
 		t.Fatal(err)
 	}
 	for i, project := range []string{"default", "other", "third"} {
-		if err := s.PutFiles(ctx, storetest.Files(2000, project, uint64(i))); err != nil {
+		if err := storetest.Writer(s).PutFiles(ctx, storetest.Files(2000, project, uint64(i))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.PutAssets(ctx, storetest.Assets(3000, storetest.RegionCodes(regions), 9)); err != nil {
+	if err := storetest.Writer(s).PutAssets(ctx, storetest.Assets(3000, storetest.RegionCodes(regions), 9)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -294,7 +297,7 @@ func TestWritersQueue(t *testing.T) {
 	errs := make(chan error, 16)
 	for i := range 16 {
 		go func() {
-			errs <- s.PutFiles(context.Background(), storetest.Files(50, "default", uint64(100+i)))
+			errs <- storetest.Writer(s).PutFiles(context.Background(), storetest.Files(50, "default", uint64(100+i)))
 		}()
 	}
 	for range 16 {
@@ -365,7 +368,7 @@ func TestMigrationKeepsAssets(t *testing.T) {
 		t.Fatalf("migrating to version 1: %v", err)
 	}
 	assets := storetest.Assets(500, storetest.RegionCodes(storetest.Regions()), 61)
-	if err := s.PutAssets(t.Context(), assets); err != nil {
+	if err := storetest.Writer(s).PutAssets(t.Context(), assets); err != nil {
 		t.Fatalf("PutAssets into version 1: %v", err)
 	}
 	storetest.SortAssets(assets)

@@ -20,8 +20,8 @@ type upsert struct {
 	conflict string // the key column
 }
 
-// The upserts of the three record tables. Every write of a record, by the
-// Store's Put methods or inside Write, goes through one of these.
+// The upserts of the three record tables. Every write of a record, inside
+// Write, goes through one of these.
 var (
 	fileUpsert = upsert{
 		table:    "files",

@@ -58,33 +58,6 @@ func (s *Store) Write(ctx context.Context, fn func(w cdnapi.Writer) error) (err 
 	return nil
 }
 
-// PutFiles upserts files by ID in one transaction: all or none. Times are
-// stored as whole unix seconds. Writing no files does nothing.
-func (s *Store) PutFiles(ctx context.Context, files []cdnapi.File) error {
-	if len(files) == 0 {
-		return nil
-	}
-	return s.Write(ctx, func(w cdnapi.Writer) error { return w.PutFiles(ctx, files) })
-}
-
-// PutAssets upserts assets by ID in one transaction: all or none. Writing
-// no assets does nothing.
-func (s *Store) PutAssets(ctx context.Context, assets []cdnapi.Asset) error {
-	if len(assets) == 0 {
-		return nil
-	}
-	return s.Write(ctx, func(w cdnapi.Writer) error { return w.PutAssets(ctx, assets) })
-}
-
-// PutRegions upserts regions by code in one transaction: all or none.
-// Writing no regions does nothing.
-func (s *Store) PutRegions(ctx context.Context, regions []cdnapi.Region) error {
-	if len(regions) == 0 {
-		return nil
-	}
-	return s.Write(ctx, func(w cdnapi.Writer) error { return w.PutRegions(ctx, regions) })
-}
-
 // txWriter is the cdnapi.Writer that Write hands to fn: it upserts in
 // Write's transaction. Its methods take turns on mu, since a transaction
 // runs one statement at a time.

@@ -62,10 +62,10 @@ func testStatusChanges(t *testing.T, s cdnapi.Store) {
 	// nothing; a new status records one.
 	putRegions(t, s, Regions())
 	putRegions(t, s, Regions())
-	if err := s.SetRegionStatus(ctx, "FRA1", cdnapi.StatusPartialOutage); err != nil {
+	if err := s.SetRegionStatus(ctx, "FRA1", cdnapi.StatusPartialOutage, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetRegionStatus(ctx, "FRA1", cdnapi.StatusPartialOutage); err != nil {
+	if err := s.SetRegionStatus(ctx, "FRA1", cdnapi.StatusPartialOutage, time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	regions, err := h.StatusChanges(ctx, cdnapi.SubjectRegion, time.Time{}, 100)

@@ -59,6 +59,7 @@ func Run(t *testing.T, newStore func(t *testing.T) cdnapi.Store) {
 		{"WriteIsolated", testWriteIsolated},
 		{"DeleteAssetsBefore", testDeleteAssetsBefore},
 		{"SetRegionStatus", testSetRegionStatus},
+		{"RegionStatusUntil", testRegionStatusUntil},
 		{"Closed", testClosed},
 		{"StatusChanges", testStatusChanges},
 		{"Incidents", testIncidents},
@@ -192,21 +193,21 @@ func assetString(a cdnapi.Asset) string {
 // putFiles, putAssets and putRegions write fixtures or end the test.
 func putFiles(t *testing.T, s cdnapi.Store, files []cdnapi.File) {
 	t.Helper()
-	if err := s.PutFiles(t.Context(), files); err != nil {
+	if err := Writer(s).PutFiles(t.Context(), files); err != nil {
 		t.Fatalf("PutFiles: %v", err)
 	}
 }
 
 func putAssets(t *testing.T, s cdnapi.Store, assets []cdnapi.Asset) {
 	t.Helper()
-	if err := s.PutAssets(t.Context(), assets); err != nil {
+	if err := Writer(s).PutAssets(t.Context(), assets); err != nil {
 		t.Fatalf("PutAssets: %v", err)
 	}
 }
 
 func putRegions(t *testing.T, s cdnapi.Store, regions []cdnapi.Region) {
 	t.Helper()
-	if err := s.PutRegions(t.Context(), regions); err != nil {
+	if err := Writer(s).PutRegions(t.Context(), regions); err != nil {
 		t.Fatalf("PutRegions: %v", err)
 	}
 }

@@ -45,10 +45,13 @@ const statusStyle = baseStyle +
 	`ol.bars{list-style:none;display:flex;gap:1px;padding:0;margin:.5rem 0 .25rem;height:2rem;position:relative}` +
 	`ol.bars li{flex:1;min-width:0;border-radius:1px}` +
 	// The figure of a day shows under the bars, from their left edge, so
-	// that it never runs off a narrow screen.
-	`ol.bars li span{display:none;position:absolute;top:2.25rem;left:0;max-width:100%;` +
-	`background:#1f2328;color:#fff;font-size:.8rem;padding:.2rem .45rem;border-radius:4px;z-index:2}` +
-	`ol.bars li:hover span,ol.bars li:focus span{display:block}ol.bars li:hover,ol.bars li:focus{opacity:.7}` +
+	// that it never runs off a narrow screen. Hidden, it is clipped rather
+	// than not displayed, so that it stays the bar's name for screen readers.
+	`ol.bars li span{position:absolute;top:2.25rem;left:0;max-width:100%;` +
+	`background:#1f2328;color:#fff;font-size:.8rem;padding:.2rem .45rem;border-radius:4px;z-index:2;` +
+	`clip-path:inset(50%);width:1px;height:1px;overflow:hidden;white-space:nowrap}` +
+	`ol.bars li:hover span,ol.bars li:focus span{clip-path:none;width:auto;height:auto;overflow:visible;white-space:normal}` +
+	`ol.bars li:hover,ol.bars li:focus{opacity:.7}` +
 	`.d-operational{background:#2da44e}.d-under_maintenance{background:#0969da}.d-degraded_performance{background:#bf8700}` +
 	`.d-partial_outage{background:#e16f24}.d-major_outage{background:#cf222e}.d-none{background:#8c959f}` +
 	`.axis{display:flex;justify-content:space-between;font-size:.75rem;color:var(--muted)}` +

@@ -1,0 +1,34 @@
+package storetest
+
+import (
+	"context"
+
+	"github.com/cdnapi/cdnapi"
+)
+
+// Writer returns a cdnapi.Writer whose every call writes through s.Write,
+// in a transaction of its own: all of the call's records or none. A call
+// with no records writes nothing. Tests use it to write fixtures a few at a
+// time; programs write through Write.
+func Writer(s cdnapi.Transactor) cdnapi.Writer { return oneShot{s} }
+
+type oneShot struct{ s cdnapi.Transactor }
+
+func (o oneShot) PutFiles(ctx context.Context, files []cdnapi.File) error {
+	return put(ctx, o.s, files, cdnapi.Writer.PutFiles)
+}
+
+func (o oneShot) PutAssets(ctx context.Context, assets []cdnapi.Asset) error {
+	return put(ctx, o.s, assets, cdnapi.Writer.PutAssets)
+}
+
+func (o oneShot) PutRegions(ctx context.Context, regions []cdnapi.Region) error {
+	return put(ctx, o.s, regions, cdnapi.Writer.PutRegions)
+}
+
+func put[T any](ctx context.Context, s cdnapi.Transactor, records []T, method func(cdnapi.Writer, context.Context, []T) error) error {
+	if len(records) == 0 {
+		return nil
+	}
+	return s.Write(ctx, func(w cdnapi.Writer) error { return method(w, ctx, records) })
+}
