@@ -10,13 +10,26 @@ import (
 
 	"github.com/cdnapi/cdnapi/internal/apitest"
 	"github.com/cdnapi/cdnapi/internal/auth"
+	"github.com/cdnapi/cdnapi/internal/pgtest"
 )
 
 // TestServeWithKeys runs serve --auth required with a rate limit, keys
-// made by the keys command, and checks the revocation bound end to end: a
-// key revoked by another process is refused within auth's refresh interval.
+// made by the keys command, and checks the revocation bound end to end, on
+// each engine: a key revoked by another process is refused within auth's
+// refresh interval.
 func TestServeWithKeys(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "keys.db")
+	for _, engine := range []struct {
+		name string
+		dsn  func(t *testing.T) string
+	}{
+		{"sqlite", func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "keys.db") }},
+		{"postgres", func(t *testing.T) string { return pgtest.NewDatabase(t) }},
+	} {
+		t.Run(engine.name, func(t *testing.T) { serveWithKeys(t, engine.dsn(t)) })
+	}
+}
+
+func serveWithKeys(t *testing.T, db string) {
 	mustRunCmd(t, "", "seed", "--files", "30", "--assets", "10", "--db", db)
 	keyA, errOut := mustRunCmd(t, "", "keys", "create", "--project", "default", "--db", db)
 	keyA = strings.TrimSpace(keyA)

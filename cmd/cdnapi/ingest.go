@@ -13,7 +13,7 @@ import (
 	"github.com/cdnapi/cdnapi/internal/ingest"
 )
 
-const ingestSynopsis = `ingest files|assets|regions [--db DSN] [--project P] [--skip-invalid] [--rejects FILE] [FILE|-]
+const ingestSynopsis = `ingest files|assets|regions [--db DSN] [--project P] [--skip-invalid] [--rejects FILE] [--metrics-file FILE] [FILE|-]
 
 Reads NDJSON, one JSON object per line, from FILE or, when it is - or
 missing, from standard input, and upserts every record: files and assets by
@@ -40,6 +40,7 @@ func runIngest(ctx context.Context, env *environment, args []string) error {
 		project = fs.String("project", "default", "project of the files whose line has no \"project\" field")
 		skip    = fs.Bool("skip-invalid", false, "write the valid lines and report the invalid ones (default: an invalid line means nothing is written)")
 		rejects = fs.String("rejects", "", "with --skip-invalid: write each invalid line, as read, to this file")
+		metrics = fs.String("metrics-file", "", "write the run's rows accepted and rejected to this file, in Prometheus's text format (node_exporter's textfile collector)")
 	)
 	args, err := parseArgs(fs, args, env.getenv)
 	if err != nil {
@@ -113,6 +114,11 @@ func runIngest(ctx context.Context, env *environment, args []string) error {
 		}
 	}
 	display.finish(ingestSummary(kind, res, err, time.Since(display.start), *rejects))
+	if *metrics != "" {
+		if merr := writeIngestMetrics(*metrics, kind, res, err, time.Now()); err == nil {
+			err = merr
+		}
+	}
 	if invalid, ok := errors.AsType[*ingest.InvalidError](err); ok {
 		return fmt.Errorf("ingest: %v (fix the lines, or pass --skip-invalid to write the valid ones)", invalid)
 	}

@@ -162,7 +162,10 @@ func TestIngestCommand(t *testing.T) {
 	}
 
 	t.Run("an invalid line writes nothing", func(t *testing.T) {
-		_, stderr, err := runCmd(t, input.String(), "ingest", "assets", "-", "--db", db)
+		metrics := filepath.Join(t.TempDir(), "ingest.prom")
+		_, stderr, err := runCmd(t, input.String(), "ingest", "assets", "-", "--db", db, "--metrics-file", metrics)
+		wantMetricsFile(t, metrics, `cdnapi_ingest_rows{kind="assets",result="accepted"} 0`,
+			`cdnapi_ingest_rows{kind="assets",result="rejected"} 15`, `cdnapi_ingest_last_run_success{kind="assets"} 0`)
 		if err == nil || err.Error() != "ingest: 15 invalid lines; nothing was written (fix the lines, or pass --skip-invalid to write the valid ones)" {
 			t.Errorf("err = %v", err)
 		}
@@ -188,7 +191,10 @@ func TestIngestCommand(t *testing.T) {
 
 	t.Run("skip invalid lines", func(t *testing.T) {
 		rejects := filepath.Join(t.TempDir(), "rejects.ndjson")
-		_, stderr := mustRunCmd(t, input.String(), "ingest", "assets", "--skip-invalid", "--rejects", rejects, "--db", db)
+		metrics := filepath.Join(t.TempDir(), "ingest.prom")
+		_, stderr := mustRunCmd(t, input.String(), "ingest", "assets", "--skip-invalid", "--rejects", rejects, "--db", db, "--metrics-file", metrics)
+		wantMetricsFile(t, metrics, `cdnapi_ingest_rows{kind="assets",result="accepted"} 30`,
+			`cdnapi_ingest_rows{kind="assets",result="rejected"} 15`, `cdnapi_ingest_last_run_success{kind="assets"} 1`)
 		if !strings.Contains(stderr, "ingested 30 assets in ") || !strings.HasSuffix(stderr, "; 15 invalid, written to "+rejects+"\n") {
 			t.Errorf("stderr:\n%s", stderr)
 		}
@@ -281,5 +287,19 @@ func TestProgressLine(t *testing.T) {
 	pl.println("line 7: oops")
 	if want := "\r\033[Kline 7: oops\n"; out.String() != want {
 		t.Errorf("println wrote %q, want %q (the live line cleared first)", out.String(), want)
+	}
+}
+
+// wantMetricsFile fails t unless the metrics file at path has each line.
+func wantMetricsFile(t *testing.T, path string, lines ...string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range lines {
+		if !strings.Contains("\n"+string(b), "\n"+line+"\n") {
+			t.Errorf("%s lacks %q:\n%s", path, line, b)
+		}
 	}
 }

@@ -43,6 +43,8 @@ type service struct {
 // binds the listeners' addresses. Nothing runs until service.run. The
 // access log of every listener goes to accessLog.
 func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog *slog.Logger) (*service, error) {
+	registry := prometheus.NewRegistry()
+	st = measureStore(st, registry)
 	if cfg.demo {
 		if err := seedDemoIfEmpty(ctx, st, cfg.project, logger); err != nil {
 			return nil, err
@@ -82,11 +84,12 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 		History:                st,
 		APIStatus:              guard.apiStatus,
 		Logger:                 logger,
+		Metrics:                health.NewMetrics(registry),
 	})
 	svc.status.Evaluate(ctx)
 
-	registry := prometheus.NewRegistry()
 	registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	registry.MustRegister(svc.status.StatusCollector())
 	registry.MustRegister(guard.collectors...)
 	buildinfo.Read().Register(registry)
 	metrics := httpapi.NewMetrics(registry)

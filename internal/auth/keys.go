@@ -9,7 +9,8 @@
 // costs a database round trip and an unknown key never reaches the
 // database. A key created, revoked or expired takes effect on every process
 // within one RefreshInterval (expiry at once: it is checked against the
-// clock on each request). When it was last used is recorded coarsely, per
+// clock on each request). A key that verified is remembered until the next
+// refresh, so that a key in use is not hashed on every request. When it was last used is recorded coarsely, per
 // minute, and written in batches in the background.
 package auth
 

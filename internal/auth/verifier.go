@@ -50,8 +50,12 @@ type Verifier struct {
 
 // snapshot indexes keys by the first 8 bytes of their hash. The full hashes
 // are then compared in constant time, so the time a lookup takes tells
-// nothing beyond whether some key shares a 64-bit hash prefix.
-type snapshot map[uint64][]*entry
+// nothing beyond whether some key shares a 64-bit hash prefix. The keys
+// verified since the snapshot was made are remembered in seen.
+type snapshot struct {
+	byHash map[uint64][]*entry
+	seen   seenKeys
+}
 
 type entry struct {
 	key      cdnapi.APIKey
@@ -77,7 +81,7 @@ func New(src Source, cfg Config) *Verifier {
 		cfg.Now = time.Now
 	}
 	v := &Verifier{src: src, cfg: cfg, pending: map[string]time.Time{}}
-	v.snap.Store(&snapshot{})
+	v.snap.Store(newSnapshot(nil))
 	return v
 }
 
@@ -90,17 +94,23 @@ func (v *Verifier) Refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	snap := make(snapshot, len(keys))
+	v.snap.Store(newSnapshot(keys))
+	return nil
+}
+
+// newSnapshot indexes keys. It starts with no key seen, so that a key
+// revoked in the store is forgotten with the snapshot that held it.
+func newSnapshot(keys []cdnapi.APIKey) *snapshot {
+	snap := &snapshot{byHash: make(map[uint64][]*entry, len(keys))}
 	for _, k := range keys {
 		e := &entry{key: k}
 		if !k.LastUsed.IsZero() {
 			e.lastUsed.Store(k.LastUsed.Unix() / 60)
 		}
 		p := prefix(k.Hash)
-		snap[p] = append(snap[p], e)
+		snap.byHash[p] = append(snap.byHash[p], e)
 	}
-	v.snap.Store(&snap)
-	return nil
+	return snap
 }
 
 // Run refreshes the snapshot every RefreshInterval and writes last uses
@@ -139,15 +149,19 @@ func (v *Verifier) Verify(key string) (id, project string, ok bool) {
 	if !WellFormed(key) {
 		return "", "", false
 	}
-	h := Hash(key)
-	var found *entry
-	for _, e := range (*v.snap.Load())[prefix(h)] {
-		if subtle.ConstantTimeCompare(e.key.Hash[:], h[:]) == 1 {
-			found = e
-		}
-	}
+	snap := v.snap.Load()
+	found := snap.seen.lookup(key)
 	if found == nil {
-		return "", "", false
+		h := Hash(key)
+		for _, e := range snap.byHash[prefix(h)] {
+			if subtle.ConstantTimeCompare(e.key.Hash[:], h[:]) == 1 {
+				found = e
+			}
+		}
+		if found == nil {
+			return "", "", false
+		}
+		snap.seen.add(key, found)
 	}
 	now := v.cfg.Now()
 	if !found.key.Usable(now) {

@@ -61,6 +61,7 @@ type Config struct {
 	// publication, so it must answer from memory. Nil: operational.
 	APIStatus func() cdnapi.Status
 
+	Metrics    *Metrics         // records every probe; nil records nothing
 	HTTPClient *http.Client     // client of the HTTP probes; a plain one if nil
 	Logger     *slog.Logger     // where status changes are logged; discarded if nil
 	Now        func() time.Time // clock of updated_at and override expiry; time.Now if nil
@@ -172,6 +173,9 @@ func (e *Evaluator) Evaluate(ctx context.Context) cdnapi.StatusDocument {
 	if ctx.Err() != nil {
 		return e.Document()
 	}
+	e.cfg.Metrics.observe(cdnapi.ComponentStorage, storage)
+	e.cfg.Metrics.observe(cdnapi.ComponentUpload, upload)
+	e.cfg.Metrics.observe(cdnapi.ComponentVirusScanning, scan)
 
 	// Without a health URL a component has nothing to measure: it is
 	// operational unless an operator says otherwise.

@@ -76,6 +76,9 @@ func (c *ClientResolver) Resolve(r *http.Request) (addr netip.Addr, forwarded bo
 	return client, client != peer
 }
 
+// trustsAny reports whether c believes any proxy; a nil c believes none.
+func (c *ClientResolver) trustsAny() bool { return c != nil && len(c.trusted) > 0 }
+
 func (c *ClientResolver) isTrusted(a netip.Addr) bool {
 	for _, p := range c.trusted {
 		if p.Contains(a) {

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"math"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -69,10 +70,16 @@ func NewGuard(cfg GuardConfig) func(route string, next http.Handler) http.Handle
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx := r.Context()
-			addr, forwarded := cfg.Clients.Resolve(r)
-			if forwarded {
-				// Without it the access log shows the peer, which is right.
-				SetClientAddr(ctx, addr.String())
+			// The address is found only when it is needed: for the access
+			// log behind a trusted proxy, or for a bucket without a key.
+			var addr netip.Addr
+			resolved := cfg.Clients.trustsAny()
+			if resolved {
+				var forwarded bool
+				if addr, forwarded = cfg.Clients.Resolve(r); forwarded {
+					// Without it the access log shows the peer, which is right.
+					SetClientAddr(ctx, addr.String())
+				}
 			}
 			var keyID, project string
 			var authErr error
@@ -83,6 +90,9 @@ func NewGuard(cfg GuardConfig) func(route string, next http.Handler) http.Handle
 				// Key IDs start with "key_", which no address does.
 				client := keyID
 				if client == "" {
+					if !resolved {
+						addr, _ = cfg.Clients.Resolve(r)
+					}
 					client = addr.String()
 					if !addr.IsValid() {
 						client = r.RemoteAddr

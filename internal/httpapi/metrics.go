@@ -13,6 +13,7 @@ import (
 type Metrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	cache    [3]*prometheus.CounterVec // the hits, misses and evictions of the page caches
 }
 
 // NewMetrics returns Metrics registered with reg. It takes the registry as a
@@ -35,10 +36,35 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		// seconds of a store timeout.
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 	}, []string{"listener", "route"})
-	return &Metrics{
+	m := &Metrics{
 		requests: register(reg, requests),
 		duration: register(reg, duration),
 	}
+	for i, c := range []struct{ name, help string }{
+		{"hits_total", "List requests answered from the page cache, by listener."},
+		{"misses_total", "List requests the page cache could not answer, which rendered the page or waited for its render, by listener."},
+		{"evictions_total", "Pages dropped from the page cache to make room for another, before their time was up, by listener."},
+	} {
+		m.cache[i] = register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "cdnapi", Subsystem: "page_cache", Name: c.name, Help: c.help,
+		}, []string{"listener"}))
+	}
+	return m
+}
+
+// cacheCounters are the counters of one listener's page cache.
+type cacheCounters struct{ hits, misses, evictions prometheus.Counter }
+
+// cacheCounters returns the page-cache counters of listener, which count
+// nothing anyone sees when m is nil.
+func (m *Metrics) cacheCounters(listener string) cacheCounters {
+	if m == nil {
+		return cacheCounters{prometheus.NewCounter(prometheus.CounterOpts{Name: "unused"}),
+			prometheus.NewCounter(prometheus.CounterOpts{Name: "unused"}),
+			prometheus.NewCounter(prometheus.CounterOpts{Name: "unused"})}
+	}
+	return cacheCounters{m.cache[0].WithLabelValues(listener), m.cache[1].WithLabelValues(listener),
+		m.cache[2].WithLabelValues(listener)}
 }
 
 // register registers c with reg and returns it, or the equal collector reg

@@ -23,6 +23,7 @@ import (
 type pageCache struct {
 	entries *expirable.LRU[string, *representation]
 	renders singleflight.Group
+	counts  cacheCounters
 }
 
 // pageCacheEntries bounds the memory of the cache: a page of 100 items is
@@ -31,11 +32,11 @@ const pageCacheEntries = 1024
 
 // newPageCache returns a cache that keeps answers for ttl, or nil, which
 // caches nothing, when ttl is not positive.
-func newPageCache(ttl time.Duration) *pageCache {
+func newPageCache(ttl time.Duration, counts cacheCounters) *pageCache {
 	if ttl <= 0 {
 		return nil
 	}
-	return &pageCache{entries: expirable.NewLRU[string, *representation](pageCacheEntries, nil, ttl)}
+	return &pageCache{entries: expirable.NewLRU[string, *representation](pageCacheEntries, nil, ttl), counts: counts}
 }
 
 // handler serves the pages that parse asks for, through the cache when there
@@ -60,7 +61,10 @@ func (c *pageCache) handler(parse parseList) http.Handler {
 		}
 		key := req.key
 		rep, ok := c.entries.Get(key)
-		if !ok {
+		if ok {
+			c.counts.hits.Inc()
+		} else {
+			c.counts.misses.Inc()
 			v, err, _ := c.renders.Do(key, func() (any, error) {
 				// The render is shared by every request waiting on this
 				// key, so the first one hanging up must not cancel it; the
@@ -70,7 +74,9 @@ func (c *pageCache) handler(parse parseList) http.Handler {
 					return nil, err
 				}
 				rep.precompute()
-				c.entries.Add(key, rep)
+				if c.entries.Add(key, rep) {
+					c.counts.evictions.Inc()
+				}
 				return rep, nil
 			})
 			if err != nil {

@@ -17,7 +17,7 @@ var errNoSuchPath = notFound("no endpoint has this path; GET /api/v1/openapi.jso
 
 // addAPIRoutes registers the routes of the API listener.
 func addAPIRoutes(rt *router, cfg Config) {
-	cache := newPageCache(cfg.PageCacheTTL)
+	cache := newPageCache(cfg.PageCacheTTL, cfg.Metrics.cacheCounters("api"))
 	rt.resource("/api/v1/files", cache.handler(filesRequest(cfg)))
 	rt.resource("/api/v1/status", handleStatus(cfg.Status))
 	if cfg.History != nil {
@@ -36,7 +36,7 @@ func addAPIRoutes(rt *router, cfg Config) {
 
 // addEdgeRoutes registers the routes of the edge listener.
 func addEdgeRoutes(rt *router, cfg Config) {
-	cache := newPageCache(cfg.PageCacheTTL)
+	cache := newPageCache(cfg.PageCacheTTL, cfg.Metrics.cacheCounters("edge"))
 	rt.resource("/api/v1/regions", cache.handler(regionsRequest(cfg)))
 	rt.resource("/api/v1/assets", cache.handler(assetsRequest(cfg)))
 	rt.resource("/api/v1/openapi.json", handleOpenAPI(cfg.OpenAPI))

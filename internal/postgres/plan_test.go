@@ -16,6 +16,7 @@ import (
 type planNode struct {
 	NodeType  string     `json:"Node Type"`
 	IndexName string     `json:"Index Name"`
+	Relation  string     `json:"Relation Name"`
 	IndexCond string     `json:"Index Cond"`
 	Filter    string     `json:"Filter"`
 	Direction string     `json:"Scan Direction"`
@@ -282,5 +283,45 @@ func TestDeleteAssetsBeforePlan(t *testing.T) {
 				t.Logf("plan: %s", raw)
 			}
 		})
+	}
+}
+
+// The read of Ping walks each list's index for one row: no sort, and no
+// sequential scan of files or assets.
+func TestProbePlan(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	seedPlanData(t, s)
+	if err := s.Ping(t.Context()); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	var raw []byte
+	if err := s.primary.QueryRow(t.Context(), "EXPLAIN (FORMAT JSON) "+probeQuery).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	var plans []struct{ Plan planNode }
+	if err := json.Unmarshal(raw, &plans); err != nil {
+		t.Fatal(err)
+	}
+	indexes := map[string]bool{}
+	plans[0].Plan.walk(func(n planNode) {
+		switch n.NodeType {
+		case "Sort", "Incremental Sort":
+			t.Errorf("the probe's plan sorts: %s", n.NodeType)
+		case "Seq Scan":
+			if n.Relation != "regions" { // a few dozen rows: a scan is the right plan
+				t.Errorf("the probe's plan scans all of %s", n.Relation)
+			}
+		case "Index Scan", "Index Only Scan":
+			indexes[n.IndexName] = true
+		}
+	})
+	for _, want := range []string{"files_by_project_created", "assets_by_created"} {
+		if !indexes[want] {
+			t.Errorf("the probe does not read index %s", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("plan: %s", raw)
 	}
 }

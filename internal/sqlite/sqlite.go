@@ -9,8 +9,7 @@
 // wait for them.
 //
 // The schema is versioned with goose; the migrations are embedded in the
-// binary. Open does not migrate: call Migrate (or CheckSchema, to only
-// check) before serving.
+// binary. Open does not migrate: call Migrate before serving.
 package sqlite
 
 import (
@@ -68,6 +67,7 @@ const (
 type Store struct {
 	read  *sql.DB // read-only connections, for every query
 	write *sql.DB // the one writer
+	probe *sql.DB // a fresh read-only connection for each Ping (see probe.go)
 
 	mu       sync.Mutex
 	prepared map[string]*sql.Stmt // read queries prepared on s.read, by text
@@ -79,7 +79,7 @@ var _ cdnapi.Store = (*Store)(nil)
 // missing, and switches it to WAL mode. The path is a file name, not a URI;
 // it must not contain '?'. ctx bounds the opening only.
 //
-// Open does not touch the schema; call Migrate or CheckSchema next.
+// Open does not touch the schema; call Migrate next.
 func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if path == "" || strings.ContainsRune(path, '?') || path == ":memory:" || strings.HasPrefix(path, "file:") {
 		// Two pools need one shared file: an in-memory database would give
@@ -122,7 +122,13 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		write.Close()
 		return nil, fmt.Errorf("sqlite: open %s for reading: %w", path, err)
 	}
-	return &Store{read: read, write: write, prepared: make(map[string]*sql.Stmt)}, nil
+	probe, err := openProbe(path, opts)
+	if err != nil {
+		read.Close()
+		write.Close()
+		return nil, err
+	}
+	return &Store{read: read, write: write, probe: probe, prepared: make(map[string]*sql.Stmt)}, nil
 }
 
 // writerParams returns the DSN parameters of the writer. modernc.org/sqlite
@@ -167,7 +173,7 @@ func (s *Store) Close() error {
 	}
 	clear(s.prepared)
 	s.mu.Unlock()
-	return errors.Join(append(errs, s.read.Close(), s.write.Close())...)
+	return errors.Join(append(errs, s.probe.Close(), s.read.Close(), s.write.Close())...)
 }
 
 // stmt returns query prepared on the read pool. Parsing and planning cost
@@ -206,31 +212,6 @@ func (s *Store) queryRow(ctx context.Context, query string, args []any, dest ...
 		return err
 	}
 	return st.QueryRowContext(ctx, args...).Scan(dest...)
-}
-
-// Ping checks that the database answers a read within ctx. It reads the
-// schema table, so it touches the file rather than only the connection.
-func (s *Store) Ping(ctx context.Context) error {
-	var one int
-	err := s.queryRow(ctx, `SELECT 1 FROM sqlite_schema LIMIT 1`, nil, &one)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("sqlite: ping: %w", err)
-	}
-	return nil
-}
-
-// inTx runs fn in one write transaction and commits it if fn succeeds. It
-// rolls back when fn fails or panics.
-func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback() // a no-op once committed
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
 }
 
 // unixTime converts the stored unix seconds back to a UTC time.

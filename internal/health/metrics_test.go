@@ -1,0 +1,93 @@
+package health
+
+import (
+	"context"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/teststore"
+)
+
+// TestMetrics checks that the probe metrics and the component status gauge
+// follow what the evaluator measures: a failing health check counts a
+// failure and shows its component down; then a stopped store raises
+// Storage's failures and flips its gauge from operational to major_outage.
+func TestMetrics(t *testing.T) {
+	store := teststore.SQLite(t)
+	m := NewMetrics(prometheus.NewRegistry())
+	e := New(store, Config{Now: fixedClock, Metrics: m,
+		UploadHealthURL: healthServer(t, checkOK, 0), VirusScanningHealthURL: healthServer(t, check500, 0)})
+
+	steps := []struct {
+		name         string
+		stop         bool
+		wantFailures map[string]float64
+		wantStatus   map[string]cdnapi.Status
+	}{
+		{"store up", false,
+			map[string]float64{cdnapi.ComponentStorage: 0, cdnapi.ComponentUpload: 0, cdnapi.ComponentVirusScanning: 1},
+			map[string]cdnapi.Status{cdnapi.ComponentStorage: cdnapi.StatusOperational, cdnapi.ComponentUpload: cdnapi.StatusOperational,
+				cdnapi.ComponentVirusScanning: cdnapi.StatusMajorOutage, cdnapi.ComponentAPI: cdnapi.StatusOperational}},
+		{"store stopped", true,
+			map[string]float64{cdnapi.ComponentStorage: 1, cdnapi.ComponentUpload: 0, cdnapi.ComponentVirusScanning: 2},
+			map[string]cdnapi.Status{cdnapi.ComponentStorage: cdnapi.StatusMajorOutage, cdnapi.ComponentUpload: cdnapi.StatusOperational}},
+	}
+	for i, step := range steps {
+		if step.stop {
+			store.Close()
+		}
+		e.Evaluate(context.Background())
+		for component, want := range step.wantFailures {
+			if got := testutil.ToFloat64(m.failures.WithLabelValues(component)); got != want {
+				t.Errorf("%s: probe failures of %s = %v, want %v", step.name, component, got, want)
+			}
+		}
+		// Every round probed the three components that have probes.
+		if got := testutil.CollectAndCount(m.duration); got != 3 {
+			t.Errorf("%s: %d probe latency series, want 3", step.name, got)
+		}
+		gauges := statusGauges(t, e.StatusCollector())
+		for component, want := range step.wantStatus {
+			for _, s := range cdnapi.Statuses {
+				wantValue := 0.0
+				if s == want {
+					wantValue = 1
+				}
+				if got := gauges[component][s]; got != wantValue {
+					t.Errorf("%s: cdnapi_component_status{component=%q,status=%q} = %v, want %v", step.name, component, s, got, wantValue)
+				}
+			}
+		}
+		if i == 0 && len(gauges) != len(cdnapi.Components) {
+			t.Errorf("gauges of %d components, want %d", len(gauges), len(cdnapi.Components))
+		}
+	}
+}
+
+// statusGauges collects c's gauges by component and status.
+func statusGauges(t *testing.T, c prometheus.Collector) map[string]map[cdnapi.Status]float64 {
+	t.Helper()
+	ch := make(chan prometheus.Metric, 64)
+	c.Collect(ch)
+	close(ch)
+	out := map[string]map[cdnapi.Status]float64{}
+	for metric := range ch {
+		var d dto.Metric
+		if err := metric.Write(&d); err != nil {
+			t.Fatal(err)
+		}
+		labels := map[string]string{}
+		for _, l := range d.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if out[labels["component"]] == nil {
+			out[labels["component"]] = map[cdnapi.Status]float64{}
+		}
+		out[labels["component"]][cdnapi.Status(labels["status"])] = d.GetGauge().GetValue()
+	}
+	return out
+}

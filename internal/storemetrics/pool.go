@@ -1,0 +1,53 @@
+package storemetrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// PoolStats is the state of one connection pool of a store, as the engine
+// reports it (database/sql's DBStats, pgxpool's Stat).
+type PoolStats struct {
+	Pool  string // which pool: for SQLite "read" or "write", for PostgreSQL "primary" or "replica"
+	InUse int    // connections handed out
+	Idle  int    // connections open and waiting for work
+	Max   int    // the most the pool opens; 0 for no bound
+	Waits int64  // acquisitions so far that had to wait for a connection
+}
+
+// PoolCollector reports the pools of a store at every scrape.
+type PoolCollector struct {
+	stats func() []PoolStats
+
+	conns, max, waits *prometheus.Desc
+}
+
+// NewPoolCollector returns a collector of the pools that stats reports,
+// under the engine's name. stats is called at every scrape, so it must be
+// cheap and safe to call concurrently.
+func NewPoolCollector(engine string, stats func() []PoolStats) *PoolCollector {
+	labels := prometheus.Labels{"engine": engine}
+	return &PoolCollector{
+		stats: stats,
+		conns: prometheus.NewDesc("cdnapi_store_pool_connections",
+			"Open connections of a store's pool, by state: in_use or idle.", []string{"pool", "state"}, labels),
+		max: prometheus.NewDesc("cdnapi_store_pool_max_connections",
+			"The most connections a store's pool opens.", []string{"pool"}, labels),
+		waits: prometheus.NewDesc("cdnapi_store_pool_waits_total",
+			"Acquisitions of a connection that had to wait because every one was in use.", []string{"pool"}, labels),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *PoolCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.conns
+	ch <- c.max
+	ch <- c.waits
+}
+
+// Collect implements prometheus.Collector.
+func (c *PoolCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, p := range c.stats() {
+		ch <- prometheus.MustNewConstMetric(c.conns, prometheus.GaugeValue, float64(p.InUse), p.Pool, "in_use")
+		ch <- prometheus.MustNewConstMetric(c.conns, prometheus.GaugeValue, float64(p.Idle), p.Pool, "idle")
+		ch <- prometheus.MustNewConstMetric(c.max, prometheus.GaugeValue, float64(p.Max), p.Pool)
+		ch <- prometheus.MustNewConstMetric(c.waits, prometheus.CounterValue, float64(p.Waits), p.Pool)
+	}
+}

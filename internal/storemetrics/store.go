@@ -1,0 +1,164 @@
+package storemetrics
+
+import (
+	"context"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cdnapi/cdnapi"
+)
+
+// Store is what serve holds of a store, and what Wrap measures.
+type Store interface {
+	cdnapi.Store
+	cdnapi.KeyStore
+	cdnapi.StatusHistory
+	// Migrate applies the migrations the database lacks.
+	Migrate(ctx context.Context) error
+}
+
+// measured is a Store whose calls are recorded in Metrics. Each method
+// calls the store's and records its time and error; the calls of a Write's
+// transaction are measured as the one write.
+type measured struct {
+	inner  Store
+	m      *Metrics
+	engine string
+	calls  [numOps]prometheus.Observer // the latency series of each op, resolved once
+}
+
+// op is an operation of Store, an index into opNames and measured.calls.
+type op int
+
+const (
+	opListFiles op = iota
+	opListAssets
+	opListRegions
+	opRegion
+	opWrite
+	opDeleteAssetsBefore
+	opSetRegionStatus
+	opCursorSecret
+	opComponentOverrides
+	opSetComponentOverride
+	opClearOverride
+	opPing
+	opClose
+	opMigrate
+	opCreateKey
+	opAPIKeys
+	opRevokeKey
+	opTouchKeys
+	opRecordStatusChange
+	opStatusChanges
+	opUpdateIncident
+	opListIncidents
+	opIncidentsSince
+	opDeleteHistoryBefore
+	numOps
+)
+
+// opNames are the operation label values.
+var opNames = [numOps]string{
+	"list_files", "list_assets", "list_regions", "region",
+	"write",
+	"delete_assets_before", "set_region_status", "cursor_secret",
+	"component_overrides", "set_component_override", "clear_component_override",
+	"ping", "close", "migrate",
+	"create_key", "api_keys", "revoke_key", "touch_keys",
+	"record_status_change", "status_changes", "update_incident",
+	"list_incidents", "incidents_since", "delete_history_before",
+}
+
+// Wrap returns st with every call recorded in m under the engine's name
+// ("sqlite", "postgres"). The latency series of every operation exist from
+// the start, at zero.
+func Wrap(st Store, engine string, m *Metrics) Store {
+	s := &measured{inner: st, m: m, engine: engine}
+	for o, name := range opNames {
+		s.calls[o] = m.calls.WithLabelValues(engine, name)
+	}
+	return s
+}
+
+func (s *measured) done(o op, start time.Time, err error) {
+	s.calls[o].Observe(time.Since(start).Seconds())
+	if kind := ErrorKind(err); kind != "" {
+		s.m.errors.WithLabelValues(s.engine, opNames[o], kind).Inc()
+	}
+}
+
+func (s *measured) ListFiles(ctx context.Context, q cdnapi.FileQuery) ([]cdnapi.File, error) {
+	return measure(s, opListFiles, func() ([]cdnapi.File, error) { return s.inner.ListFiles(ctx, q) })
+}
+
+func (s *measured) ListAssets(ctx context.Context, q cdnapi.AssetQuery) ([]cdnapi.Asset, error) {
+	return measure(s, opListAssets, func() ([]cdnapi.Asset, error) { return s.inner.ListAssets(ctx, q) })
+}
+
+func (s *measured) ListRegions(ctx context.Context) ([]cdnapi.Region, error) {
+	return measure(s, opListRegions, func() ([]cdnapi.Region, error) { return s.inner.ListRegions(ctx) })
+}
+
+func (s *measured) Region(ctx context.Context, code string) (cdnapi.Region, error) {
+	return measure(s, opRegion, func() (cdnapi.Region, error) { return s.inner.Region(ctx, code) })
+}
+
+func (s *measured) Write(ctx context.Context, fn func(w cdnapi.Writer) error) error {
+	return s.run(opWrite, func() error { return s.inner.Write(ctx, fn) })
+}
+
+func (s *measured) DeleteAssetsBefore(ctx context.Context, cutoff time.Time, limit int) (int, error) {
+	n, err := measure(s, opDeleteAssetsBefore, func() (int, error) { return s.inner.DeleteAssetsBefore(ctx, cutoff, limit) })
+	s.m.deleted.WithLabelValues(s.engine, "assets").Add(float64(n))
+	return n, err
+}
+
+func (s *measured) SetRegionStatus(ctx context.Context, code string, status cdnapi.Status, until time.Time) error {
+	return s.run(opSetRegionStatus, func() error { return s.inner.SetRegionStatus(ctx, code, status, until) })
+}
+
+func (s *measured) CursorSecret(ctx context.Context) ([]byte, error) {
+	return measure(s, opCursorSecret, func() ([]byte, error) { return s.inner.CursorSecret(ctx) })
+}
+
+func (s *measured) ComponentOverrides(ctx context.Context) ([]cdnapi.ComponentOverride, error) {
+	return measure(s, opComponentOverrides, func() ([]cdnapi.ComponentOverride, error) { return s.inner.ComponentOverrides(ctx) })
+}
+
+func (s *measured) SetComponentOverride(ctx context.Context, o cdnapi.ComponentOverride) error {
+	return s.run(opSetComponentOverride, func() error { return s.inner.SetComponentOverride(ctx, o) })
+}
+
+func (s *measured) ClearComponentOverride(ctx context.Context, name string) error {
+	return s.run(opClearOverride, func() error { return s.inner.ClearComponentOverride(ctx, name) })
+}
+
+func (s *measured) Ping(ctx context.Context) error {
+	return s.run(opPing, func() error { return s.inner.Ping(ctx) })
+}
+
+func (s *measured) Close() error {
+	return s.run(opClose, s.inner.Close)
+}
+
+func (s *measured) Migrate(ctx context.Context) error {
+	return s.run(opMigrate, func() error { return s.inner.Migrate(ctx) })
+}
+
+// measure calls fn as the operation o and records it.
+func measure[T any](s *measured, o op, fn func() (T, error)) (T, error) {
+	start := time.Now()
+	v, err := fn()
+	s.done(o, start, err)
+	return v, err
+}
+
+// run calls fn, which returns only an error, as the operation o.
+func (s *measured) run(o op, fn func() error) error {
+	start := time.Now()
+	err := fn()
+	s.done(o, start, err)
+	return err
+}
