@@ -78,11 +78,19 @@ func TestMetricsMove(t *testing.T) {
 		if got := m.sum(storeErrors); got <= errorsBefore {
 			return fmt.Errorf("store errors %v, not above the %v before the stop", got, errorsBefore)
 		}
-		return m.want(map[string]func(float64) bool{
+		if err := m.want(map[string]func(float64) bool{
 			storageUp:   is(0),
 			storageDown: is(1),
 			`cdnapi_probe_failures_total{component="Storage"}`: atLeast(1),
-		})
+		}); err != nil {
+			return err
+		}
+		for name, v := range m {
+			if strings.HasPrefix(name, storeErrors) {
+				t.Logf("%s %v", name, v)
+			}
+		}
+		return nil
 	})
 
 	if err := cluster.Restart(); err != nil {
