@@ -2,6 +2,7 @@ package cdnapi
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
@@ -27,6 +28,18 @@ const cursorVersion = 1
 
 // MinCursorSecret is the shortest key a CursorCodec accepts.
 const MinCursorSecret = 16
+
+// CursorSecretSize is the length of the keys NewCursorSecret makes: 256
+// bits, the strength of HMAC-SHA256 itself.
+const CursorSecretSize = 32
+
+// NewCursorSecret returns a random key of CursorSecretSize bytes, for a
+// store to keep and every process to sign cursors with.
+func NewCursorSecret() []byte {
+	secret := make([]byte, CursorSecretSize)
+	rand.Read(secret) // never fails; it crashes the program rather than return weak bytes
+	return secret
+}
 
 // cursorEncoding is strict so that every cursor has exactly one spelling:
 // changing any character, even one whose bits the decoder would otherwise

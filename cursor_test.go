@@ -1,6 +1,7 @@
 package cdnapi_test
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -160,5 +161,20 @@ func TestListCursors(t *testing.T) {
 				t.Errorf("%s: a cursor of %s decoded: %v, %v", b.name, a.name, got, err)
 			}
 		}
+	}
+}
+
+// NewCursorSecret makes keys a CursorCodec takes, and never the same one
+// twice.
+func TestNewCursorSecret(t *testing.T) {
+	a, b := cdnapi.NewCursorSecret(), cdnapi.NewCursorSecret()
+	if len(a) != cdnapi.CursorSecretSize || len(b) != cdnapi.CursorSecretSize {
+		t.Fatalf("secrets of %d and %d bytes, want %d", len(a), len(b), cdnapi.CursorSecretSize)
+	}
+	if bytes.Equal(a, b) {
+		t.Error("two secrets are the same")
+	}
+	if _, err := cdnapi.NewCursorCodec(a); err != nil {
+		t.Errorf("NewCursorCodec(NewCursorSecret()): %v", err)
 	}
 }

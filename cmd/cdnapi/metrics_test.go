@@ -5,10 +5,16 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/apitest"
 	"github.com/cdnapi/cdnapi/internal/pgtest"
 )
@@ -72,11 +78,19 @@ func TestMetricsMove(t *testing.T) {
 		if got := m.sum(storeErrors); got <= errorsBefore {
 			return fmt.Errorf("store errors %v, not above the %v before the stop", got, errorsBefore)
 		}
-		return m.want(map[string]func(float64) bool{
+		if err := m.want(map[string]func(float64) bool{
 			storageUp:   is(0),
 			storageDown: is(1),
 			`cdnapi_probe_failures_total{component="Storage"}`: atLeast(1),
-		})
+		}); err != nil {
+			return err
+		}
+		for name, v := range m {
+			if strings.HasPrefix(name, storeErrors) {
+				t.Logf("%s %v", name, v)
+			}
+		}
+		return nil
 	})
 
 	if err := cluster.Restart(); err != nil {
@@ -89,6 +103,52 @@ func TestMetricsMove(t *testing.T) {
 		}
 		return m.want(map[string]func(float64) bool{storageUp: is(1), storageDown: is(0)})
 	})
+}
+
+// TestSQLitePoolMetrics checks the pool collector of a SQLite store: its
+// read and write pools, with their bounds, and a connection in use while a
+// transaction holds the writer.
+func TestSQLitePoolMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	st := measureStore(openTestStore(t, "sqlite:"+filepath.Join(t.TempDir(), "pool.db")), reg)
+	if _, err := st.ListRegions(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	gather := func() series {
+		t.Helper()
+		var buf bytes.Buffer
+		families, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range families {
+			if _, err := expfmt.MetricFamilyToText(&buf, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s, err := parseSeries(buf.Bytes())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	const pool = `cdnapi_store_pool_connections{engine="sqlite",`
+	if err := gather().want(map[string]func(float64) bool{
+		`cdnapi_store_pool_max_connections{engine="sqlite",pool="read"}`:                     is(float64(max(4, runtime.NumCPU()))),
+		`cdnapi_store_pool_max_connections{engine="sqlite",pool="write"}`:                    is(1),
+		pool + `pool="read",state="idle"}`:                                                   atLeast(1),
+		pool + `pool="write",state="in_use"}`:                                                is(0),
+		`cdnapi_store_call_duration_seconds_count{engine="sqlite",operation="list_regions"}`: is(1),
+	}); err != nil {
+		t.Error(err)
+	}
+	// Inside a transaction the writer's one connection is in use.
+	err := st.Write(t.Context(), func(cdnapi.Writer) error {
+		return gather().want(map[string]func(float64) bool{pool + `pool="write",state="in_use"}`: is(1)})
+	})
+	if err != nil {
+		t.Error(err)
+	}
 }
 
 // series are the samples of a scrape, by name and labels as Prometheus's
@@ -106,6 +166,11 @@ func scrape(admin string) (series, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseSeries(body)
+}
+
+// parseSeries parses metrics in Prometheus's text format.
+func parseSeries(body []byte) (series, error) {
 	s := series{}
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(nil, 1<<20)
@@ -115,9 +180,11 @@ func scrape(admin string) (series, error) {
 		if strings.HasPrefix(line, "#") || i < 0 {
 			continue
 		}
-		if s[line[:i]], err = strconv.ParseFloat(line[i+1:], 64); err != nil {
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
 			return nil, fmt.Errorf("metrics line %q: %v", line, err)
 		}
+		s[line[:i]] = v
 	}
 	return s, sc.Err()
 }

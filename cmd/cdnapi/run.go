@@ -29,6 +29,7 @@ var commands = []command{
 	{"migrate", "apply the database schema", runMigrate},
 	{"ingest", "load files, assets or regions from NDJSON", runIngest},
 	{"prune", "delete assets older than a given age", runPrune},
+	{"backup", "copy the SQLite database to a file, safely while serving", runBackup},
 	{"regions", "list regions, or set the status of one", runRegions},
 	{"status", "show or set component statuses by hand", runStatus},
 	{"keys", "create, list or revoke API keys", runKeys},

@@ -32,11 +32,14 @@ type representation struct {
 	csp          string // replaces the JSON CSP, e.g. for HTML; may be ""
 	link         string // the Link header of a 200, e.g. the next page; may be ""
 	body         []byte
-	// tag is the opaque part of the strong ETag, without quotes; gzipped,
-	// when not nil, is the precomputed gzip coding of body. Both are
-	// filled in by serve when empty; static bodies fill them in once.
-	tag     string
-	gzipped []byte
+	// tag is the opaque part of the strong ETag, without quotes, computed
+	// by serve when empty. Bodies served more than once (static ones, pages
+	// in the page cache) fill it in once with precompute, and then keep
+	// their gzip coding in gzipped, made by the first answer that needs it.
+	tag      string
+	keep     bool // set by precompute
+	gzipOnce sync.Once
+	gzipped  []byte
 }
 
 // bodyTag returns the opaque part of the strong ETag of body: 128 bits of
@@ -47,14 +50,34 @@ func bodyTag(body []byte) string {
 	return base64.RawURLEncoding.EncodeToString(sum[:16])
 }
 
-// precompute fills in the tag and the gzip coding, for bodies that never
-// change.
+// precompute fills in the tag of a body that never changes and will be
+// served again, and has its gzip coding kept once made. The coding is not
+// made here: a page that no client asks for compressed (a deep page read
+// once, by a client without Accept-Encoding) would pay for it for nothing.
 func (rep *representation) precompute() {
 	rep.tag = bodyTag(rep.body)
-	if len(rep.body) > gzipMinSize {
-		buf := new(bytes.Buffer)
-		compress(buf, rep.body)
-		rep.gzipped = buf.Bytes()
+	rep.keep = true
+}
+
+// gzipBody returns the gzip coding of rep.body: made once and kept when rep
+// is served again (see precompute), else made for this answer in a pooled
+// buffer, which release returns.
+func (rep *representation) gzipBody() (coded []byte, release func()) {
+	if rep.keep {
+		rep.gzipOnce.Do(func() {
+			buf := new(bytes.Buffer)
+			compress(buf, rep.body)
+			rep.gzipped = buf.Bytes()
+		})
+		return rep.gzipped, func() {}
+	}
+	buf := bufferPool.Get().(*bytes.Buffer)
+	buf.Reset()
+	compress(buf, rep.body)
+	return buf.Bytes(), func() {
+		if buf.Cap() <= maxPooledSlice {
+			bufferPool.Put(buf)
+		}
 	}
 }
 
@@ -105,19 +128,9 @@ func (rep *representation) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	body := rep.body
 	if useGzip {
-		if rep.gzipped != nil {
-			body = rep.gzipped
-		} else {
-			buf := bufferPool.Get().(*bytes.Buffer)
-			defer func() {
-				if buf.Cap() <= maxPooledSlice {
-					bufferPool.Put(buf)
-				}
-			}()
-			buf.Reset()
-			compress(buf, rep.body)
-			body = buf.Bytes()
-		}
+		coded, release := rep.gzipBody()
+		defer release()
+		body = coded
 		h.Set("Content-Encoding", "gzip")
 	}
 	h.Set("Content-Type", rep.contentType)

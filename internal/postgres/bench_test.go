@@ -159,16 +159,15 @@ func BenchmarkPutFiles(b *testing.B) {
 					files := benchFiles(fmt.Sprintf("%s-%d-%d", path, size, round), size)
 					round++
 					b.StartTimer()
-					err := s.Write(b.Context(), func(cw cdnapi.Writer) error {
-						w := cw.(*txWriter)
+					err := s.batch(b.Context(), func(w *batcher) error {
 						row := func(i int) []any {
 							f := &files[i]
 							return []any{f.ID, f.Project, wholeSecondUTC(f.CreatedAt), f.Filename, f.Bytes, f.Checksum}
 						}
 						if path == "copy" {
-							return fileUpsert.copyExec(b.Context(), w, size, row)
+							return w.copyExec(b.Context(), &fileUpsert, size, row)
 						}
-						return fileUpsert.unnestExec(b.Context(), w.tx, size, row)
+						return w.unnestExec(b.Context(), &fileUpsert, size, row)
 					})
 					if err != nil {
 						b.Fatal(err)

@@ -17,14 +17,10 @@ import (
 //go:embed migrations/*.sql
 var embedded embed.FS
 
-// ErrSchemaNewer is returned by Migrate and CheckSchema when the database
-// has migrations applied that this binary does not know: a newer release
-// wrote it, and this one must not serve or change it.
+// ErrSchemaNewer is returned by Migrate when the database has migrations
+// applied that this binary does not know: a newer release wrote it, and this
+// one must not serve or change it.
 var ErrSchemaNewer = errors.New("postgres: database schema is newer than this binary")
-
-// ErrSchemaPending is returned by CheckSchema when the database lacks
-// migrations that this binary has; Migrate applies them.
-var ErrSchemaPending = errors.New("postgres: database schema is older than this binary; run migrate")
 
 // versionTable is goose's record of the applied migrations.
 const versionTable = "goose_db_version"
@@ -48,7 +44,7 @@ const migrationLockKey = "cdnapi migrations in schema "
 // migrated past what this one knows. Options.StatementTimeout does not apply
 // to migrations, which may rebuild large tables.
 func (s *Store) Migrate(ctx context.Context) error {
-	db, binary, err := s.SchemaVersion(ctx)
+	db, binary, err := s.schemaVersion(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: migrate: %w", err)
 	}
@@ -87,32 +83,14 @@ func (s *Store) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// CheckSchema returns nil when the database schema is exactly the one this
-// binary knows, ErrSchemaNewer (wrapped) when it is newer, and
-// ErrSchemaPending (wrapped) when migrations are due. It only reads, so it
-// also works on a read-only role.
-func (s *Store) CheckSchema(ctx context.Context) error {
-	db, binary, err := s.SchemaVersion(ctx)
-	if err != nil {
-		return fmt.Errorf("postgres: check schema: %w", err)
-	}
-	switch {
-	case db > binary:
-		return schemaNewer(db, binary)
-	case db < binary:
-		return fmt.Errorf("%w (database at version %d, binary at %d)", ErrSchemaPending, db, binary)
-	}
-	return nil
-}
-
 func schemaNewer(db, binary int64) error {
 	return fmt.Errorf("%w (database at version %d, binary knows up to %d)", ErrSchemaNewer, db, binary)
 }
 
-// SchemaVersion returns the schema version of the primary (0 when no
+// schemaVersion returns the schema version of the primary (0 when no
 // migration is applied) and the newest version this binary knows. Unlike
 // goose's own version queries it creates nothing and takes no lock.
-func (s *Store) SchemaVersion(ctx context.Context) (db, binary int64, err error) {
+func (s *Store) schemaVersion(ctx context.Context) (db, binary int64, err error) {
 	binary, err = binaryVersion()
 	if err != nil {
 		return 0, 0, err

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -25,20 +26,20 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	t.Parallel()
 	s := openUnmigrated(t, pgtest.NewDatabase(t))
 	ctx := t.Context()
-	if err := s.CheckSchema(ctx); !errors.Is(err, ErrSchemaPending) {
-		t.Fatalf("CheckSchema on an empty database = %v, want ErrSchemaPending", err)
+	if err := s.checkSchema(ctx); !errors.Is(err, errSchemaPending) {
+		t.Fatalf("checkSchema on an empty database = %v, want errSchemaPending", err)
 	}
 	for i := range 3 {
 		if err := s.Migrate(ctx); err != nil {
 			t.Fatalf("Migrate #%d: %v", i+1, err)
 		}
 	}
-	if err := s.CheckSchema(ctx); err != nil {
-		t.Fatalf("CheckSchema after Migrate: %v", err)
+	if err := s.checkSchema(ctx); err != nil {
+		t.Fatalf("checkSchema after Migrate: %v", err)
 	}
-	db, binary, err := s.SchemaVersion(ctx)
+	db, binary, err := s.schemaVersion(ctx)
 	if err != nil || db != binary || binary < 1 {
-		t.Errorf("SchemaVersion = %d, %d, %v; want equal and at least 1", db, binary, err)
+		t.Errorf("schemaVersion = %d, %d, %v; want equal and at least 1", db, binary, err)
 	}
 }
 
@@ -70,18 +71,18 @@ func TestMigrateConcurrently(t *testing.T) {
 	if rows != distinct {
 		t.Errorf("goose_db_version has %d rows for %d versions: a migration ran twice", rows, distinct)
 	}
-	if err := stores[0].CheckSchema(t.Context()); err != nil {
+	if err := stores[0].checkSchema(t.Context()); err != nil {
 		t.Error(err)
 	}
 }
 
-// A database that a newer binary migrated is refused, by CheckSchema and by
+// A database that a newer binary migrated is refused, by checkSchema and by
 // Migrate, with an error that says so and gives both versions.
 func TestSchemaNewerThanBinary(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	ctx := t.Context()
-	_, binary, err := s.SchemaVersion(ctx)
+	_, binary, err := s.schemaVersion(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestSchemaNewerThanBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, call := range map[string]func(context.Context) error{"CheckSchema": s.CheckSchema, "Migrate": s.Migrate} {
+	for name, call := range map[string]func(context.Context) error{"checkSchema": s.checkSchema, "Migrate": s.Migrate} {
 		err := call(ctx)
 		if !errors.Is(err, ErrSchemaNewer) {
 			t.Errorf("%s = %v, want ErrSchemaNewer", name, err)
@@ -121,4 +122,26 @@ func TestOpenRefusesBadDSN(t *testing.T) {
 	if _, err := Open(t.Context(), "postgres://127.0.0.1/db", Options{ReadDSN: "postgres://%zz"}); err == nil {
 		t.Error("Open with a bad ReadDSN succeeded")
 	}
+}
+
+// errSchemaPending is returned by checkSchema when the database lacks
+// migrations that this binary has; Migrate applies them.
+var errSchemaPending = errors.New("postgres: database schema is older than this binary; run migrate")
+
+// checkSchema returns nil when the database schema is exactly the one this
+// binary knows, ErrSchemaNewer (wrapped) when it is newer, and
+// errSchemaPending (wrapped) when migrations are due. It only reads, so it
+// also works on a read-only role.
+func (s *Store) checkSchema(ctx context.Context) error {
+	db, binary, err := s.schemaVersion(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: check schema: %w", err)
+	}
+	switch {
+	case db > binary:
+		return schemaNewer(db, binary)
+	case db < binary:
+		return fmt.Errorf("%w (database at version %d, binary at %d)", errSchemaPending, db, binary)
+	}
+	return nil
 }

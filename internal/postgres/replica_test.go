@@ -61,8 +61,8 @@ func TestReadReplica(t *testing.T) {
 		t.Error("Region succeeded with the replica down")
 	}
 	// The primary still takes writes and serves what must be current.
-	if err := s.PingPrimary(short); err != nil {
-		t.Errorf("PingPrimary: %v", err)
+	if err := s.pingPrimary(short); err != nil {
+		t.Errorf("pingPrimary: %v", err)
 	}
 	if err := storetest.Writer(s).PutFiles(ctx, []cdnapi.File{file("fil_2", t0.Add(time.Second))}); err != nil {
 		t.Errorf("PutFiles with the replica down: %v", err)

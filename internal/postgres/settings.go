@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
@@ -13,10 +12,6 @@ import (
 
 // cursorSecretName is the settings row of the cursor secret.
 const cursorSecretName = "cursor_secret"
-
-// cursorSecretBytes is the length of a generated cursor secret: 256 bits,
-// the strength of HMAC-SHA256 itself.
-const cursorSecretBytes = 32
 
 // CursorSecret returns the stored cursor secret, generating and storing one
 // on first use. It reads the primary, never the replica: a replica that has
@@ -32,8 +27,7 @@ func (s *Store) CursorSecret(ctx context.Context) ([]byte, error) {
 	var secret []byte
 	err := s.primary.QueryRow(ctx, get, cursorSecretName).Scan(&secret)
 	if errors.Is(err, pgx.ErrNoRows) {
-		fresh := make([]byte, cursorSecretBytes)
-		rand.Read(fresh) // never fails; it crashes the program rather than return weak bytes
+		fresh := cdnapi.NewCursorSecret()
 		_, err = s.primary.Exec(ctx,
 			`INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`,
 			cursorSecretName, fresh)

@@ -14,8 +14,7 @@
 // (see the migrations and TestQueryPlans): no OFFSET and no COUNT.
 //
 // The schema is versioned with goose; the migrations are embedded in the
-// binary. Open does not touch the schema: call Migrate, or CheckSchema to
-// only check, before serving.
+// binary. Open does not touch the schema: call Migrate before serving.
 package postgres
 
 import (
@@ -67,8 +66,8 @@ var _ cdnapi.Store = (*Store)(nil)
 // key=value connection string) and, when opts.ReadDSN is set, on that read
 // replica. It checks the DSNs but does not connect: pools dial on first use,
 // so a server that is down at start makes calls fail until it is back, and
-// never makes Open hang. Call Ping to check the server, and Migrate or
-// CheckSchema before serving.
+// never makes Open hang. Call Ping to check the server, and Migrate before
+// serving.
 //
 // Errors never include the DSN, which may hold a password.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
@@ -143,7 +142,7 @@ func (s *Store) Close() error {
 // readiness and the status of Storage, which are about serving the read
 // API. With the primary down, the lists still answer from the replica, and
 // a load balancer that took every replica out of service would turn a write
-// outage into a read outage too. PingPrimary checks the primary.
+// outage into a read outage too.
 //
 // It reads the newest file, asset and region the way the lists do, down
 // their indexes to the table rows, so a relation that cannot be read shows
@@ -162,22 +161,6 @@ const probeQuery = `SELECT
 	(SELECT filename FROM files ORDER BY project, created_at DESC, id DESC LIMIT 1),
 	(SELECT path FROM assets ORDER BY created_at DESC, id DESC LIMIT 1),
 	(SELECT name FROM regions ORDER BY code LIMIT 1)`
-
-// PingPrimary checks that the primary answers a query within ctx.
-func (s *Store) PingPrimary(ctx context.Context) error {
-	if err := ping(ctx, s.primary); err != nil {
-		return fmt.Errorf("postgres: ping primary: %w", err)
-	}
-	return nil
-}
-
-// ping runs a query, not only a connection check: a server that accepts
-// connections but cannot run queries (starting up, out of connections for
-// us) is not answering.
-func ping(ctx context.Context, p *pgxpool.Pool) error {
-	var one int
-	return p.QueryRow(ctx, `SELECT 1`).Scan(&one)
-}
 
 // wholeSecondUTC is how every time is stored: the API shows whole seconds,
 // and cursors carry whole seconds. timestamptz(0) would round half a second

@@ -267,8 +267,8 @@ func TestCursorSecretConcurrentFirstUse(t *testing.T) {
 			t.Fatal("concurrent first callers got different secrets")
 		}
 	}
-	if len(secrets[0]) != cursorSecretBytes {
-		t.Errorf("secret has %d bytes, want %d", len(secrets[0]), cursorSecretBytes)
+	if len(secrets[0]) != cdnapi.CursorSecretSize {
+		t.Errorf("secret has %d bytes, want %d", len(secrets[0]), cdnapi.CursorSecretSize)
 	}
 }
 
@@ -359,8 +359,18 @@ func callEveryMethod(s *Store) map[string]func(context.Context) error {
 			return s.SetRegionStatus(ctx, "FRA1", cdnapi.StatusMajorOutage, time.Time{})
 		},
 		"Ping":        s.Ping,
-		"PingPrimary": s.PingPrimary,
+		"pingPrimary": s.pingPrimary,
 		"Migrate":     s.Migrate,
-		"CheckSchema": s.CheckSchema,
+		"checkSchema": s.checkSchema,
 	}
+}
+
+// pingPrimary checks that the primary answers a query within ctx, as Ping
+// does the pool the lists read from.
+func (s *Store) pingPrimary(ctx context.Context) error {
+	var one int
+	if err := s.primary.QueryRow(ctx, `SELECT 1`).Scan(&one); err != nil {
+		return fmt.Errorf("postgres: ping primary: %w", err)
+	}
+	return nil
 }

@@ -75,9 +75,9 @@ func TestCopyDirectFallsBack(t *testing.T) {
 				t.Fatal(err)
 			}
 			batch := copyBatch("b", "/new")
-			var w *txWriter
-			err := s.Write(ctx, func(cw cdnapi.Writer) error {
-				w = cw.(*txWriter)
+			var w *batcher
+			err := s.batch(ctx, func(b *batcher) error {
+				w = b
 				w.directLeft = tc.directLeft
 				if tc.before != nil {
 					if err := tc.before(ctx, s); err != nil {
@@ -143,8 +143,7 @@ func TestCopyDirectAsksAfterConflict(t *testing.T) {
 	if err := storetest.Writer(s).PutAssets(ctx, copyBatch("a", "/old")); err != nil {
 		t.Fatal(err)
 	}
-	err := s.Write(ctx, func(cw cdnapi.Writer) error {
-		w := cw.(*txWriter)
+	err := s.batch(ctx, func(w *batcher) error {
 		steps := []struct {
 			batch     []cdnapi.Asset
 			wantSaved int // savepoints opened by the batch

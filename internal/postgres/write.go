@@ -2,18 +2,13 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/txwriter"
 	"github.com/jackc/pgx/v5"
 )
-
-// errWriterDone is what a txWriter's methods return once its Write has
-// ended: the transaction they would write in is gone.
-var errWriterDone = errors.New("postgres: the Writer of a Write was used after fn returned")
 
 // Write runs fn in one transaction on the primary. Everything fn writes
 // through w is committed together when fn returns nil. When fn returns an
@@ -26,37 +21,51 @@ var errWriterDone = errors.New("postgres: the Writer of a Write was used after f
 // through w all the same: a write through the Store to a row fn has written
 // would wait for fn's transaction, which waits for fn.
 //
-// w may be used from any goroutine until fn returns, and never after.
+// w may be used from any goroutine until fn returns, and never after (see
+// txwriter.Run).
 func (s *Store) Write(ctx context.Context, fn func(w cdnapi.Writer) error) error {
+	return s.batch(ctx, func(b *batcher) error { return txwriter.Run("postgres", b, fn) })
+}
+
+// batch runs fn with a batcher on one transaction of the primary, and
+// commits it when fn returns nil. When fn returns an error or panics, the
+// transaction rolls back and batch returns fn's error as it is.
+func (s *Store) batch(ctx context.Context, fn func(b *batcher) error) error {
 	tx, err := s.primary.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: write: begin: %w", err)
 	}
-	w := &txWriter{tx: tx, staged: make(map[string]bool), conflicted: make(map[string]bool),
-		directLeft: maxDirectCopies}
-	defer func() {
-		w.end()
-		// A no-op after the commit; after an error or a panic in fn it
-		// undoes everything fn wrote.
-		tx.Rollback(ctx)
-	}()
-	if err := fn(w); err != nil {
+	// A no-op after the commit; after an error or a panic in fn it undoes
+	// everything fn wrote.
+	defer tx.Rollback(ctx)
+	if err := fn(newBatcher(tx)); err != nil {
 		return err
 	}
-	w.end() // waits for a write still running on another goroutine
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("postgres: write: commit: %w", err)
 	}
 	return nil
 }
 
-// txWriter is the cdnapi.Writer that Write hands to fn: it upserts in
-// Write's transaction. Its methods take turns on mu, since a connection
-// runs one statement at a time.
-type txWriter struct {
-	mu     sync.Mutex
+// copyThreshold is the batch size from which an upsert goes through COPY
+// (see copyExec). Below it, one INSERT … SELECT FROM unnest(arrays) carries
+// the rows in a single round trip and costs no catalog work; above it,
+// COPY's streaming wins. BenchmarkPutFiles on a busy 2-core box: at 500
+// rows unnest took 4–6 ms and COPY 10–12; at 5,000 rows COPY took 28–47 ms
+// and unnest 37–74; at 50,000 they were level.
+const copyThreshold = 2_000
+
+// unnestChunk caps the rows of one unnest statement, so that one message
+// stays a few megabytes.
+const unnestChunk = 10_000
+
+// batcher writes the records of one Write in its transaction: it owns the
+// transaction, chooses how each batch travels (unnest arrays, a direct
+// COPY, or COPY into a staging table) and keeps what the transaction has
+// learnt on the way; the upserts only spell the SQL. txwriter.Run calls it
+// one batch at a time, so it needs no lock.
+type batcher struct {
 	tx     pgx.Tx
-	done   bool            // set when Write ends; nothing more may run
 	staged map[string]bool // the staging tables created in tx
 	// directLeft is how many more savepoints copyDirect may open in tx.
 	directLeft int
@@ -65,67 +74,110 @@ type txWriter struct {
 	conflicted map[string]bool
 }
 
-// end marks w done once no write is running.
-func (w *txWriter) end() {
-	w.mu.Lock()
-	w.done = true
-	w.mu.Unlock()
+func newBatcher(tx pgx.Tx) *batcher {
+	return &batcher{tx: tx, staged: make(map[string]bool), conflicted: make(map[string]bool),
+		directLeft: maxDirectCopies}
 }
 
-// upsert writes the last of each key among n rows with u, under w's lock.
-func (w *txWriter) upsert(ctx context.Context, u *upsert, n int, key func(i int) string, row func(i int) []any) error {
-	if n == 0 {
-		return nil
-	}
-	keep := lastByKey(n, key)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.done {
-		return errWriterDone
-	}
-	return u.exec(ctx, w, len(keep), func(i int) []any { return row(keep[i]) })
-}
-
-// PutFiles upserts files by ID in the transaction of Write.
-func (w *txWriter) PutFiles(ctx context.Context, files []cdnapi.File) error {
-	err := w.upsert(ctx, &fileUpsert, len(files),
+// PutFiles upserts files by ID.
+func (b *batcher) PutFiles(ctx context.Context, files []cdnapi.File) error {
+	return b.upsert(ctx, &fileUpsert, len(files),
 		func(i int) string { return files[i].ID },
 		func(i int) []any {
 			f := &files[i]
 			return []any{f.ID, f.Project, wholeSecondUTC(f.CreatedAt), f.Filename, f.Bytes, f.Checksum}
 		})
-	if err != nil {
-		return fmt.Errorf("postgres: put %d files: %w", len(files), err)
-	}
-	return nil
 }
 
-// PutAssets upserts assets by ID in the transaction of Write.
-func (w *txWriter) PutAssets(ctx context.Context, assets []cdnapi.Asset) error {
-	err := w.upsert(ctx, &assetUpsert, len(assets),
+// PutAssets upserts assets by ID.
+func (b *batcher) PutAssets(ctx context.Context, assets []cdnapi.Asset) error {
+	return b.upsert(ctx, &assetUpsert, len(assets),
 		func(i int) string { return assets[i].ID },
 		func(i int) []any {
 			a := &assets[i]
 			return []any{a.ID, wholeSecondUTC(a.CreatedAt), a.Path, a.Bytes, string(a.CacheStatus), a.Region}
 		})
-	if err != nil {
-		return fmt.Errorf("postgres: put %d assets: %w", len(assets), err)
-	}
-	return nil
 }
 
-// PutRegions upserts regions by code in the transaction of Write.
-func (w *txWriter) PutRegions(ctx context.Context, regions []cdnapi.Region) error {
-	err := w.upsert(ctx, &regionUpsert, len(regions),
+// PutRegions upserts regions by code.
+func (b *batcher) PutRegions(ctx context.Context, regions []cdnapi.Region) error {
+	return b.upsert(ctx, &regionUpsert, len(regions),
 		func(i int) string { return regions[i].Code },
 		func(i int) []any {
 			r := &regions[i]
 			return []any{r.Code, r.Name, r.Zone, r.Country, string(r.Status)}
 		})
-	if err != nil {
-		return fmt.Errorf("postgres: put %d regions: %w", len(regions), err)
+}
+
+// upsert writes, with u, the last of each key among n rows: PostgreSQL
+// refuses to update one row twice in a statement. key returns the key of
+// row i, and row its values in the order of u.columns.
+func (b *batcher) upsert(ctx context.Context, u *upsert, n int, key func(i int) string, row func(i int) []any) error {
+	keep := lastByKey(n, key)
+	kept := func(i int) []any { return row(keep[i]) }
+	if len(keep) >= copyThreshold {
+		return b.copyExec(ctx, u, len(keep), kept)
+	}
+	return b.unnestExec(ctx, u, len(keep), kept)
+}
+
+// lastByKey returns the indexes of the items to write: for each key, the
+// last item that has it, as a replacing write of each in turn would leave.
+// The order of the kept items is kept.
+func lastByKey(n int, key func(i int) string) []int {
+	last := make(map[string]int, n)
+	for i := range n {
+		last[key(i)] = i
+	}
+	keep := make([]int, 0, len(last))
+	for i := range n {
+		if last[key(i)] == i {
+			keep = append(keep, i)
+		}
+	}
+	return keep
+}
+
+// unnestExec upserts n rows (distinct keys) with INSERT … SELECT FROM
+// unnest(arrays), one statement per unnestChunk rows.
+func (b *batcher) unnestExec(ctx context.Context, u *upsert, n int, row func(i int) []any) error {
+	stmt := u.unnestStatement()
+	rows := make([][]any, 0, min(n, unnestChunk))
+	for start := 0; start < n; start += unnestChunk {
+		rows = rows[:0]
+		for i := start; i < min(start+unnestChunk, n); i++ {
+			rows = append(rows, row(i))
+		}
+		args := make([]any, len(u.columns))
+		for c, typ := range u.types {
+			args[c] = column(typ, rows, c)
+		}
+		if _, err := b.tx.Exec(ctx, stmt, args...); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// column returns column c of rows as a slice of the Go type that pgx encodes
+// as an array of typ.
+func column(typ string, rows [][]any, c int) any {
+	switch typ {
+	case "timestamptz":
+		return columnOf[time.Time](rows, c)
+	case "bigint":
+		return columnOf[int64](rows, c)
+	default:
+		return columnOf[string](rows, c)
+	}
+}
+
+func columnOf[T any](rows [][]any, c int) []T {
+	col := make([]T, len(rows))
+	for i, r := range rows {
+		col[i] = r[c].(T)
+	}
+	return col
 }
 
 // deleteAssetsBefore deletes the oldest assets created before $1, up to $2

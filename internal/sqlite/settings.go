@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -14,10 +13,6 @@ import (
 // cursorSecretName is the settings row of the cursor secret.
 const cursorSecretName = "cursor_secret"
 
-// cursorSecretBytes is the length of a generated cursor secret: 256 bits,
-// the strength of HMAC-SHA256 itself.
-const cursorSecretBytes = 32
-
 // CursorSecret returns the stored cursor secret, generating and storing one
 // on first use. Concurrent first callers, in this process or another, race
 // to insert; the insert that loses does nothing, and every caller reads back
@@ -27,8 +22,7 @@ func (s *Store) CursorSecret(ctx context.Context) ([]byte, error) {
 	var secret []byte
 	err := s.queryRow(ctx, get, []any{cursorSecretName}, &secret)
 	if errors.Is(err, sql.ErrNoRows) {
-		fresh := make([]byte, cursorSecretBytes)
-		rand.Read(fresh) // never fails; it crashes the program rather than return weak bytes
+		fresh := cdnapi.NewCursorSecret()
 		_, err = s.write.ExecContext(ctx,
 			`INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`,
 			cursorSecretName, fresh)

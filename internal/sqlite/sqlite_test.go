@@ -151,8 +151,8 @@ func TestOpenCreatesFileAndReopenKeepsData(t *testing.T) {
 		t.Fatalf("reopen: %v", err)
 	}
 	defer s.Close()
-	if err := s.CheckSchema(t.Context()); err != nil {
-		t.Fatalf("CheckSchema after reopening: %v", err)
+	if err := s.checkSchema(t.Context()); err != nil {
+		t.Fatalf("checkSchema after reopening: %v", err)
 	}
 	got, err := s.ListFiles(t.Context(), cdnapi.FileQuery{Project: "default", Limit: 100})
 	if err != nil || len(got) != len(files) {
@@ -172,20 +172,20 @@ func TestMigrations(t *testing.T) {
 	}
 	defer s.Close()
 
-	if err := s.CheckSchema(t.Context()); !errors.Is(err, ErrSchemaPending) {
-		t.Errorf("CheckSchema on a new database = %v, want ErrSchemaPending", err)
+	if err := s.checkSchema(t.Context()); !errors.Is(err, errSchemaPending) {
+		t.Errorf("checkSchema on a new database = %v, want errSchemaPending", err)
 	}
 	for i := range 3 { // idempotent
 		if err := s.Migrate(t.Context()); err != nil {
 			t.Fatalf("Migrate #%d: %v", i+1, err)
 		}
 	}
-	db, binary, err := s.SchemaVersion(t.Context())
+	db, binary, err := s.schemaVersion(t.Context())
 	if err != nil || db != binary || binary < 1 {
-		t.Fatalf("SchemaVersion = %d, %d, %v; want equal and at least 1", db, binary, err)
+		t.Fatalf("schemaVersion = %d, %d, %v; want equal and at least 1", db, binary, err)
 	}
-	if err := s.CheckSchema(t.Context()); err != nil {
-		t.Errorf("CheckSchema after Migrate: %v", err)
+	if err := s.checkSchema(t.Context()); err != nil {
+		t.Errorf("checkSchema after Migrate: %v", err)
 	}
 
 	// A newer release has migrated the database further.
@@ -193,8 +193,8 @@ func TestMigrations(t *testing.T) {
 		`INSERT INTO goose_db_version (version_id, is_applied) VALUES (?, 1)`, binary+1); err != nil {
 		t.Fatalf("recording a newer migration: %v", err)
 	}
-	if err := s.CheckSchema(t.Context()); !errors.Is(err, ErrSchemaNewer) {
-		t.Errorf("CheckSchema on a newer database = %v, want ErrSchemaNewer", err)
+	if err := s.checkSchema(t.Context()); !errors.Is(err, ErrSchemaNewer) {
+		t.Errorf("checkSchema on a newer database = %v, want ErrSchemaNewer", err)
 	}
 	if err := s.Migrate(t.Context()); !errors.Is(err, ErrSchemaNewer) {
 		t.Errorf("Migrate on a newer database = %v, want ErrSchemaNewer", err)

@@ -1,17 +1,6 @@
 package sqlite
 
-import (
-	"context"
-	"strings"
-)
-
-// upsertChunk is the number of rows one INSERT statement carries. Each
-// statement costs a round through database/sql and the driver, so many rows
-// per statement make bulk writes several times faster (one row per
-// statement wrote 140,000 assets/s where 256 wrote 210,000), and 1,024
-// rows a few percent faster again than 256; 6 columns × 1,024 rows stays
-// far below SQLite's limit of 32,766 bound parameters.
-const upsertChunk = 1024
+import "strings"
 
 // upsert is a multi-row INSERT … ON CONFLICT DO UPDATE on one table.
 type upsert struct {
@@ -21,7 +10,8 @@ type upsert struct {
 }
 
 // The upserts of the three record tables. Every write of a record, inside
-// Write, goes through one of these.
+// Write, goes through one of these. They only spell the SQL; the batcher
+// runs it.
 var (
 	fileUpsert = upsert{
 		table:    "files",
@@ -67,29 +57,4 @@ func (u *upsert) statement(rows int) string {
 	b.WriteString(" ON CONFLICT (" + u.conflict + ") DO UPDATE SET " + strings.Join(set, ", "))
 	b.WriteString(" WHERE (" + strings.Join(old, ", ") + ") IS NOT (" + strings.Join(new, ", ") + ")")
 	return b.String()
-}
-
-// exec upserts n rows in w's transaction, upsertChunk rows per statement.
-// appendRow appends the values of row i, in the order of u.columns, to args
-// and returns it. A later row replaces an earlier one with the same key,
-// also within one call. The caller holds w.mu.
-func (u *upsert) exec(ctx context.Context, w *txWriter, n int, appendRow func(args []any, i int) []any) error {
-	for start := 0; start < n; start += upsertChunk {
-		end := min(start+upsertChunk, n)
-		args := w.args[:0]
-		for i := start; i < end; i++ {
-			args = appendRow(args, i)
-		}
-		w.args = args
-		st, err := w.stmt(ctx, u, end-start)
-		if err != nil {
-			return err
-		}
-		_, err = st.ExecContext(ctx, args...)
-		clear(args) // let the batch's strings go
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -5,14 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sync"
 
 	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/txwriter"
 )
-
-// errWriterDone is what a txWriter's methods return once its Write has
-// ended: the transaction they would write in is gone.
-var errWriterDone = errors.New("sqlite: the Writer of a Write was used after fn returned")
 
 // Write runs fn in one transaction on the writer connection, begun
 // IMMEDIATE so that it holds SQLite's write lock from the start. Everything
@@ -27,44 +23,65 @@ var errWriterDone = errors.New("sqlite: the Writer of a Write was used after fn 
 // would wait for fn, which waits for it, until ctx ends. Reads through the
 // Store are fine; they see the database as it was before Write began.
 //
-// w may be used from any goroutine until fn returns, and never after.
-// Within the transaction each upsert statement is prepared once, however
-// many batches fn writes.
-func (s *Store) Write(ctx context.Context, fn func(w cdnapi.Writer) error) (err error) {
+// w may be used from any goroutine until fn returns, and never after (see
+// txwriter.Run). Within the transaction each upsert statement is prepared
+// once, however many batches fn writes.
+func (s *Store) Write(ctx context.Context, fn func(w cdnapi.Writer) error) error {
+	var fnErr error
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		fnErr = txwriter.Run("sqlite", newBatcher(tx), fn)
+		return fnErr
+	})
+	if err != nil && fnErr == nil {
+		return fmt.Errorf("sqlite: write: %w", err)
+	}
+	return err
+}
+
+// inTx runs fn in one transaction on the writer connection, and commits it
+// when fn returns nil. When fn returns an error or panics, or ctx ends, the
+// transaction rolls back, and inTx returns fn's error as it is, or ctx's.
+// Every transaction of the Store begins here, except the migrations', which
+// goose runs.
+func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlite: write: begin: %w", err)
+		return fmt.Errorf("begin: %w", err)
 	}
-	w := &txWriter{tx: tx, prepared: make(map[stmtKey]*sql.Stmt)}
 	defer func() {
-		w.end()
 		// After a commit this is a no-op; after an error or a panic in fn
 		// it undoes everything fn wrote. (A cancelled ctx has rolled back
 		// already; then Rollback reports only that.)
 		if rbErr := tx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) && err != nil {
-			err = errors.Join(err, fmt.Errorf("sqlite: write: roll back: %w", rbErr))
+			err = errors.Join(err, fmt.Errorf("roll back: %w", rbErr))
 		}
 	}()
-	if err := fn(w); err != nil {
+	if err := fn(tx); err != nil {
 		return err
 	}
-	w.end() // waits for a write still running on another goroutine
 	if err := tx.Commit(); err != nil {
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return fmt.Errorf("sqlite: write: %w", ctxErr)
+			return ctxErr
 		}
-		return fmt.Errorf("sqlite: write: commit: %w", err)
+		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
 }
 
-// txWriter is the cdnapi.Writer that Write hands to fn: it upserts in
-// Write's transaction. Its methods take turns on mu, since a transaction
-// runs one statement at a time.
-type txWriter struct {
-	mu       sync.Mutex
+// upsertChunk is the number of rows one INSERT statement carries. Each
+// statement costs a round through database/sql and the driver, so many rows
+// per statement make bulk writes several times faster (one row per
+// statement wrote 140,000 assets/s where 256 wrote 210,000), and 1,024
+// rows a few percent faster again than 256; 6 columns × 1,024 rows stays
+// far below SQLite's limit of 32,766 bound parameters.
+const upsertChunk = 1024
+
+// batcher writes the records of one Write in its transaction: it owns the
+// transaction, cuts batches into statements of upsertChunk rows and keeps
+// their prepared statements; the upserts only spell the SQL. txwriter.Run
+// calls it one batch at a time, so it needs no lock.
+type batcher struct {
 	tx       *sql.Tx
-	done     bool                  // set when Write ends; nothing more may run
 	prepared map[stmtKey]*sql.Stmt // closed by database/sql when tx ends
 	args     []any                 // the bound values of one statement, reused
 }
@@ -75,74 +92,71 @@ type stmtKey struct {
 	rows  int
 }
 
-// end marks w done once no write is running.
-func (w *txWriter) end() {
-	w.mu.Lock()
-	w.done = true
-	w.mu.Unlock()
+func newBatcher(tx *sql.Tx) *batcher {
+	return &batcher{tx: tx, prepared: make(map[stmtKey]*sql.Stmt)}
 }
 
-// stmt returns the upsert of rows rows into u's table, prepared in w's
-// transaction on first use. A batch of any size needs at most two: the one
-// of upsertChunk rows, and one for the rest.
-func (w *txWriter) stmt(ctx context.Context, u *upsert, rows int) (*sql.Stmt, error) {
-	k := stmtKey{u.table, rows}
-	if st, ok := w.prepared[k]; ok {
-		return st, nil
-	}
-	st, err := w.tx.PrepareContext(ctx, u.statement(rows))
-	if err != nil {
-		return nil, err
-	}
-	w.prepared[k] = st
-	return st, nil
-}
-
-// upsert writes n rows with u under w's lock.
-func (w *txWriter) upsert(ctx context.Context, u *upsert, n int, appendRow func(args []any, i int) []any) error {
-	if n == 0 {
-		return nil
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.done {
-		return errWriterDone
-	}
-	return u.exec(ctx, w, n, appendRow)
-}
-
-// PutFiles upserts files by ID in the transaction of Write.
-func (w *txWriter) PutFiles(ctx context.Context, files []cdnapi.File) error {
-	err := w.upsert(ctx, &fileUpsert, len(files), func(args []any, i int) []any {
+// PutFiles upserts files by ID.
+func (b *batcher) PutFiles(ctx context.Context, files []cdnapi.File) error {
+	return b.upsert(ctx, &fileUpsert, len(files), func(args []any, i int) []any {
 		f := &files[i]
 		return append(args, f.ID, f.Project, f.CreatedAt.Unix(), f.Filename, f.Bytes, f.Checksum)
 	})
-	if err != nil {
-		return fmt.Errorf("sqlite: put %d files: %w", len(files), err)
-	}
-	return nil
 }
 
-// PutAssets upserts assets by ID in the transaction of Write.
-func (w *txWriter) PutAssets(ctx context.Context, assets []cdnapi.Asset) error {
-	err := w.upsert(ctx, &assetUpsert, len(assets), func(args []any, i int) []any {
+// PutAssets upserts assets by ID.
+func (b *batcher) PutAssets(ctx context.Context, assets []cdnapi.Asset) error {
+	return b.upsert(ctx, &assetUpsert, len(assets), func(args []any, i int) []any {
 		a := &assets[i]
 		return append(args, a.ID, a.CreatedAt.Unix(), a.Path, a.Bytes, string(a.CacheStatus), a.Region)
 	})
-	if err != nil {
-		return fmt.Errorf("sqlite: put %d assets: %w", len(assets), err)
+}
+
+// PutRegions upserts regions by code.
+func (b *batcher) PutRegions(ctx context.Context, regions []cdnapi.Region) error {
+	return b.upsert(ctx, &regionUpsert, len(regions), func(args []any, i int) []any {
+		r := &regions[i]
+		return append(args, r.Code, r.Name, r.Zone, r.Country, string(r.Status))
+	})
+}
+
+// upsert writes n rows with u, upsertChunk rows per statement. appendRow
+// appends the values of row i, in the order of u.columns, to args and
+// returns it. A later row replaces an earlier one with the same key, also
+// within one call.
+func (b *batcher) upsert(ctx context.Context, u *upsert, n int, appendRow func(args []any, i int) []any) error {
+	for start := 0; start < n; start += upsertChunk {
+		end := min(start+upsertChunk, n)
+		args := b.args[:0]
+		for i := start; i < end; i++ {
+			args = appendRow(args, i)
+		}
+		b.args = args
+		st, err := b.stmt(ctx, u, end-start)
+		if err != nil {
+			return err
+		}
+		_, err = st.ExecContext(ctx, args...)
+		clear(args) // let the batch's strings go
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-// PutRegions upserts regions by code in the transaction of Write.
-func (w *txWriter) PutRegions(ctx context.Context, regions []cdnapi.Region) error {
-	err := w.upsert(ctx, &regionUpsert, len(regions), func(args []any, i int) []any {
-		r := &regions[i]
-		return append(args, r.Code, r.Name, r.Zone, r.Country, string(r.Status))
-	})
-	if err != nil {
-		return fmt.Errorf("sqlite: put %d regions: %w", len(regions), err)
+// stmt returns the upsert of rows rows with u, prepared in b's transaction
+// on first use. A batch of any size needs at most two: the one of
+// upsertChunk rows, and one for the rest.
+func (b *batcher) stmt(ctx context.Context, u *upsert, rows int) (*sql.Stmt, error) {
+	k := stmtKey{u.table, rows}
+	if st, ok := b.prepared[k]; ok {
+		return st, nil
 	}
-	return nil
+	st, err := b.tx.PrepareContext(ctx, u.statement(rows))
+	if err != nil {
+		return nil, err
+	}
+	b.prepared[k] = st
+	return st, nil
 }

@@ -57,6 +57,7 @@ func Run(t *testing.T, newStore func(t *testing.T) cdnapi.Store) {
 		{"WriteCommits", testWriteCommits},
 		{"WriteRollsBack", testWriteRollsBack},
 		{"WriteIsolated", testWriteIsolated},
+		{"WriteConcurrent", testWriteConcurrent},
 		{"DeleteAssetsBefore", testDeleteAssetsBefore},
 		{"SetRegionStatus", testSetRegionStatus},
 		{"RegionStatusUntil", testRegionStatusUntil},

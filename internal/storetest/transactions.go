@@ -230,3 +230,42 @@ func testWriteIsolated(t *testing.T, s cdnapi.Store) {
 		t.Errorf("a Writer used after its Write returned changed the store: %s", diff)
 	}
 }
+
+// testWriteConcurrent writes the batches of one Write from several
+// goroutines at once, among empty batches: w takes them in turn, the empty
+// ones write nothing, and all of it is committed.
+func testWriteConcurrent(t *testing.T, s cdnapi.Store) {
+	putFiles(t, s, Files(30, "default", 50))
+	before := readContents(t, s)
+	d := newWriteData()
+	err := s.Write(t.Context(), func(w cdnapi.Writer) error {
+		ctx := t.Context()
+		if err := w.PutRegions(ctx, d.regions); err != nil { // the assets name them
+			return err
+		}
+		puts := []func() error{
+			func() error { return w.PutFiles(ctx, d.files) },
+			func() error { return w.PutFiles(ctx, nil) },
+			func() error { return w.PutAssets(ctx, []cdnapi.Asset{}) },
+			func() error { return w.PutRegions(ctx, nil) },
+		}
+		for _, batch := range d.assets {
+			puts = append(puts, func() error { return w.PutAssets(ctx, batch) })
+		}
+		errs := make(chan error, len(puts))
+		for _, put := range puts {
+			go func() { errs <- put() }()
+		}
+		var all []error
+		for range puts {
+			all = append(all, <-errs)
+		}
+		return errors.Join(all...)
+	})
+	if err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	if diff := d.want(before).diff(readContents(t, s)); diff != "" {
+		t.Errorf("after Write: %s", diff)
+	}
+}
