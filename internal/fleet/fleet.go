@@ -110,6 +110,7 @@ func (f *Fleet) Env() []string {
 		"FLEET_STANDBY_DSN='" + pgDSN(f.Proc(Standby).Addr, f.DB) + "'",
 		"FLEET_REDIS_URL='redis://" + f.Proc(Redis).Addr + "'",
 		fmt.Sprintf("FLEET_STANDBY_PID=%d", f.Proc(Standby).PID),
+		fmt.Sprintf("FLEET_REDIS_PID=%d", f.Proc(Redis).PID),
 	}
 }
 
