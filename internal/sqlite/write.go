@@ -41,7 +41,8 @@ func (s *Store) Write(ctx context.Context, fn func(w cdnapi.Writer) error) error
 // inTx runs fn in one transaction on the writer connection, and commits it
 // when fn returns nil. When fn returns an error or panics, or ctx ends, the
 // transaction rolls back, and inTx returns fn's error as it is, or ctx's.
-// It is the only way this package begins a transaction.
+// Every transaction of the Store begins here, except the migrations', which
+// goose runs.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
 	tx, err := s.write.BeginTx(ctx, nil)
 	if err != nil {
