@@ -33,7 +33,6 @@ func (p Policy) Window() time.Duration {
 // long are dropped, which forgets nothing.
 type Memory struct {
 	policy Policy
-	now    func() time.Time
 
 	mu        sync.Mutex
 	buckets   map[string]*bucket
@@ -47,12 +46,11 @@ type bucket struct {
 
 // NewMemory returns a limiter that applies p to every client in memory.
 func NewMemory(p Policy) *Memory {
-	return &Memory{policy: p, now: time.Now, buckets: map[string]*bucket{}}
+	return &Memory{policy: p, buckets: map[string]*bucket{}}
 }
 
-// Take takes a token from client's bucket.
-func (m *Memory) Take(_ context.Context, client string) cdnapi.RateDecision {
-	now := m.now()
+// Take takes a token from client's bucket at now.
+func (m *Memory) Take(_ context.Context, client string, now time.Time) cdnapi.RateDecision {
 	m.mu.Lock()
 	m.sweepLocked(now)
 	b, ok := m.buckets[client]
