@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -33,28 +32,33 @@ func TestBackupWhileServing(t *testing.T) {
 	defer writer.Close()
 	var written atomic.Int64
 	stop := make(chan struct{})
-	var writing sync.WaitGroup
-	var writeErr error
-	writing.Go(func() {
+	writeErr := make(chan error, 1) // the writer's end: nil once stopped
+	go func() {
 		at := time.Now().UTC().Truncate(time.Second)
 		for i := int64(1); ; i++ {
 			select {
 			case <-stop:
+				writeErr <- nil
 				return
 			default:
 			}
 			f := cdnapi.File{ID: fmt.Sprintf("fil_W%06d", i), Project: "default", CreatedAt: at, Filename: "w.bin",
 				Bytes: i, Checksum: "sha256:" + strings.Repeat("cd", 32)}
-			if writeErr = writer.Write(t.Context(), func(w cdnapi.Writer) error {
+			if err := writer.Write(t.Context(), func(w cdnapi.Writer) error {
 				return w.PutFiles(t.Context(), []cdnapi.File{f})
-			}); writeErr != nil {
+			}); err != nil {
+				writeErr <- err
 				return
 			}
 			written.Store(i)
 		}
-	})
-	for written.Load() < 10 && writeErr == nil {
-		time.Sleep(time.Millisecond)
+	}()
+	for written.Load() < 10 {
+		select {
+		case err := <-writeErr:
+			t.Fatalf("the writer failed before the backup: %v", err)
+		case <-time.After(time.Millisecond):
+		}
 	}
 
 	copyPath := filepath.Join(dir, "copy.db")
@@ -62,9 +66,8 @@ func TestBackupWhileServing(t *testing.T) {
 	out, _ := mustRunCmd(t, "", "backup", "--db", db, copyPath)
 	during := written.Load() - before
 	close(stop)
-	writing.Wait()
-	if writeErr != nil {
-		t.Fatalf("the writer failed during the backup: %v", writeErr)
+	if err := <-writeErr; err != nil {
+		t.Fatalf("the writer failed during the backup: %v", err)
 	}
 	if !strings.HasPrefix(out, "backed up ") {
 		t.Errorf("backup printed %q", out)

@@ -88,8 +88,8 @@ func TestVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := &countingSource{Source: st}
-	v := New(src, Config{Now: func() time.Time { return clock }})
-	if _, _, ok := v.Verify(alpha); ok {
+	v := New(src, Config{})
+	if _, _, ok := v.Verify(alpha, clock); ok {
 		t.Fatal("a key verified before the first refresh")
 	}
 	if err := v.Refresh(t.Context()); err != nil {
@@ -106,14 +106,14 @@ func TestVerify(t *testing.T) {
 		{"malformed", "cdk_nope", "", ""},
 		{"a hash, not a key", string(alphaRec.Hash[:]), "", ""},
 	} {
-		id, project, ok := v.Verify(tt.key)
+		id, project, ok := v.Verify(tt.key, clock)
 		if id != tt.id || project != tt.project || ok != (tt.id != "") {
 			t.Errorf("%s: Verify = %q, %q, %v; want %q, %q", tt.name, id, project, ok, tt.id, tt.project)
 		}
 	}
 	// Expiry is checked against the clock on every request, not at refresh.
 	clock = now.Add(time.Hour)
-	if _, _, ok := v.Verify(beta); ok {
+	if _, _, ok := v.Verify(beta, clock); ok {
 		t.Error("an expired key verified")
 	}
 	// Not one of those requests reached the store.
@@ -144,7 +144,7 @@ func TestRevocationBound(t *testing.T) {
 	}
 	revoked := time.Now()
 	for {
-		if _, _, ok := v.Verify(key); !ok {
+		if _, _, ok := v.Verify(key, time.Now()); !ok {
 			break
 		}
 		if time.Since(revoked) > interval+time.Second {
@@ -161,12 +161,12 @@ func TestLastUsed(t *testing.T) {
 	clock := now
 	a, aRec := newKey(t, st, "alpha", now.Add(-time.Hour), time.Time{})
 	_, bRec := newKey(t, st, "alpha", now.Add(-time.Hour), time.Time{})
-	v := New(st, Config{Now: func() time.Time { return clock }})
+	v := New(st, Config{})
 	if err := v.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	for range 100 {
-		v.Verify(a)
+		v.Verify(a, clock)
 	}
 	minute := now.Truncate(time.Minute)
 	if got := v.pendingUses(); len(got) != 1 || !got[aRec.ID].Equal(minute) {
@@ -177,7 +177,7 @@ func TestLastUsed(t *testing.T) {
 		t.Fatalf("pending after a flush: %v", got)
 	}
 	clock = now.Add(10 * time.Second) // the same minute: nothing new to write
-	v.Verify(a)
+	v.Verify(a, clock)
 	if got := v.pendingUses(); len(got) != 0 {
 		t.Fatalf("a second use in the same minute was recorded: %v", got)
 	}

@@ -29,11 +29,10 @@ type Source interface {
 
 // Config tunes a Verifier. Zero fields take their defaults.
 type Config struct {
-	RefreshInterval time.Duration    // DefaultRefreshInterval
-	TouchInterval   time.Duration    // DefaultTouchInterval
-	Timeout         time.Duration    // bound of one store call; default 5 s
-	Logger          *slog.Logger     // refresh failures; discarded if nil
-	Now             func() time.Time // time.Now if nil
+	RefreshInterval time.Duration // DefaultRefreshInterval
+	TouchInterval   time.Duration // DefaultTouchInterval
+	Timeout         time.Duration // bound of one store call; default 5 s
+	Logger          *slog.Logger  // refresh failures; discarded if nil
 }
 
 // Verifier checks API keys against an in-memory snapshot of the store's
@@ -76,9 +75,6 @@ func New(src Source, cfg Config) *Verifier {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
 	}
 	v := &Verifier{src: src, cfg: cfg, pending: map[string]time.Time{}}
 	v.snap.Store(newSnapshot(nil))
@@ -144,14 +140,14 @@ func (v *Verifier) Run(ctx context.Context) {
 }
 
 // Verify returns the ID and project of key when it is a known key, neither
-// revoked nor expired. It never does I/O.
-func (v *Verifier) Verify(key string) (id, project string, ok bool) {
-	if !WellFormed(key) {
-		return "", "", false
-	}
+// revoked nor expired at now, the time of the request. It never does I/O.
+func (v *Verifier) Verify(key string, now time.Time) (id, project string, ok bool) {
 	snap := v.snap.Load()
-	found := snap.seen.lookup(key)
+	found := snap.seen.lookup(key) // a key seen is well formed
 	if found == nil {
+		if !WellFormed(key) {
+			return "", "", false
+		}
 		h := Hash(key)
 		for _, e := range snap.byHash[prefix(h)] {
 			if subtle.ConstantTimeCompare(e.key.Hash[:], h[:]) == 1 {
@@ -163,7 +159,6 @@ func (v *Verifier) Verify(key string) (id, project string, ok bool) {
 		}
 		snap.seen.add(key, found)
 	}
-	now := v.cfg.Now()
 	if !found.key.Usable(now) {
 		return "", "", false
 	}

@@ -61,3 +61,20 @@ func (r *Report) check() {
 	add("every cursor walk returns every file once", len(r.walks) > 0 && bad == 0,
 		"%d walks completed, %d of them not exactly the %d files", len(r.walks), bad, r.fleet.Files)
 }
+
+// heldAgainst returns the step whose checks hold answer s, of outcome o.
+// An answer belongs to the step it was sent in; but a request still in
+// flight when the next step began met that step's change too (one sent as
+// the roll ends may be answered 503 by the standby that the next step is
+// stopping). Such an answer is held against the first step it spanned that
+// permits it, if any: a failure against a step that kills a process, a 503
+// against one that stops storage.
+func (r *Report) heldAgainst(s sample, o string) int {
+	for i := s.step; i <= min(s.endStep, len(r.steps)-1); i++ {
+		st := r.steps[i]
+		if (o == "failed" && st.inflight >= 0) || (o == "unavailable" && st.storageDown) {
+			return i
+		}
+	}
+	return s.step
+}

@@ -191,23 +191,6 @@ func (r *Report) collect(l *load) {
 	r.check()
 }
 
-// heldAgainst returns the step whose checks hold answer s, of outcome o.
-// An answer belongs to the step it was sent in; but a request still in
-// flight when the next step began met that step's change too (one sent as
-// the roll ends may be answered 503 by the standby that the next step is
-// stopping). Such an answer is held against the first step it spanned that
-// permits it, if any: a failure against a step that kills a process, a 503
-// against one that stops storage.
-func (r *Report) heldAgainst(s sample, o string) int {
-	for i := s.step; i <= min(s.endStep, len(r.steps)-1); i++ {
-		st := r.steps[i]
-		if (o == "failed" && st.inflight >= 0) || (o == "unavailable" && st.storageDown) {
-			return i
-		}
-	}
-	return s.step
-}
-
 func percentile(sorted []time.Duration, p int) time.Duration {
 	if len(sorted) == 0 {
 		return 0

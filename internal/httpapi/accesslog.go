@@ -65,13 +65,14 @@ func (w *recordingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter
 func logRequests(log *slog.Logger, level slog.Level, m *Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		st := state(r.Context())
+		st.start = start
 		rw := &recordingWriter{ResponseWriter: w}
 		next.ServeHTTP(rw, r)
 		elapsed := time.Since(start)
 		if rw.status == 0 {
 			rw.status = http.StatusOK // the handler wrote nothing at all
 		}
-		st := state(r.Context())
 		route := st.route
 		if route == "" {
 			route = "unmatched"

@@ -15,9 +15,9 @@ import (
 // KeyVerifier checks API keys (internal/auth's Verifier). Verify must not
 // do I/O: it runs on every request.
 type KeyVerifier interface {
-	// Verify returns the ID and project of key when it may be used now:
-	// known, neither revoked nor expired.
-	Verify(key string) (id, project string, ok bool)
+	// Verify returns the ID and project of key when it may be used at now,
+	// the time of the request: known, neither revoked nor expired.
+	Verify(key string, now time.Time) (id, project string, ok bool)
 }
 
 // GuardConfig configures NewGuard.
@@ -70,6 +70,7 @@ func NewGuard(cfg GuardConfig) func(route string, next http.Handler) http.Handle
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx := r.Context()
+			now := requestTime(ctx)
 			// The address is found only when it is needed: for the access
 			// log behind a trusted proxy, or for a bucket without a key.
 			var addr netip.Addr
@@ -84,7 +85,12 @@ func NewGuard(cfg GuardConfig) func(route string, next http.Handler) http.Handle
 			var keyID, project string
 			var authErr error
 			if cfg.Keys != nil {
-				keyID, project, authErr = authenticate(cfg.Keys, r.Header.Get("Authorization"))
+				// The key is canonical: no need for Get to canonicalise it.
+				var header string
+				if v := r.Header["Authorization"]; len(v) > 0 {
+					header = v[0]
+				}
+				keyID, project, authErr = authenticate(cfg.Keys, header, now)
 			}
 			if cfg.Limiter != nil {
 				// Key IDs start with "key_", which no address does.
@@ -98,14 +104,14 @@ func NewGuard(cfg GuardConfig) func(route string, next http.Handler) http.Handle
 						client = r.RemoteAddr
 					}
 				}
-				d := cfg.Limiter.Take(ctx, client)
+				d := cfg.Limiter.Take(ctx, client, now)
 				if d.Limited {
 					p := policy.Load()
 					if p == nil || p.burst != d.Burst || p.window != d.Window {
 						p = newPolicyHeader(d)
 						policy.Store(p)
 					}
-					setRateHeaders(w.Header(), p.value, d)
+					setRateHeaders(w.Header(), p, d)
 					if !d.Allowed {
 						w.Header().Set("Retry-After", strconv.Itoa(max(1, ceilSeconds(d.RetryAfter))))
 						WriteError(w, r, errRateLimited)
@@ -136,12 +142,12 @@ func NewGuard(cfg GuardConfig) func(route string, next http.Handler) http.Handle
 
 // authenticate checks the Authorization header: a request without bearer
 // credentials needs them; one with a bad key has an invalid one.
-func authenticate(keys KeyVerifier, header string) (id, project string, err error) {
+func authenticate(keys KeyVerifier, header string, now time.Time) (id, project string, err error) {
 	scheme, key, found := strings.Cut(header, " ")
 	if !found || !strings.EqualFold(scheme, "Bearer") {
 		return "", "", errAuthRequired
 	}
-	id, project, ok := keys.Verify(strings.TrimSpace(key))
+	id, project, ok := keys.Verify(strings.TrimSpace(key), now)
 	if !ok {
 		return "", "", errKeyInvalid
 	}
@@ -149,33 +155,54 @@ func authenticate(keys KeyVerifier, header string) (id, project string, err erro
 }
 
 // setRateHeaders sets the RateLimit-Policy and RateLimit headers of the
-// IETF httpapi draft, as API.md gives them. policy is the value of
-// RateLimit-Policy, shared by every answer: net/http only reads it. The keys
-// are written in canonical form, which saves canonicalising them.
-func setRateHeaders(h http.Header, policy []string, d cdnapi.RateDecision) {
-	h["Ratelimit-Policy"] = policy
+// IETF httpapi draft, as API.md gives them. The values are shared by the
+// answers that carry the same one (net/http only reads them), so that a
+// client's steady stream of requests costs no allocation here. The keys are
+// written in canonical form, which saves canonicalising them.
+func setRateHeaders(h http.Header, p *policyHeader, d cdnapi.RateDecision) {
+	h["Ratelimit-Policy"] = p.value
 	reset := d.Reset
 	if !d.Allowed {
 		reset = d.RetryAfter
 	}
-	var buf [64]byte
-	b := append(buf[:0], `"default";r=`...)
-	b = strconv.AppendInt(b, int64(d.Remaining), 10)
-	b = append(b, ";t="...)
-	b = strconv.AppendInt(b, int64(ceilSeconds(reset)), 10)
-	h["Ratelimit"] = []string{string(b)}
+	h["Ratelimit"] = p.rateLimit(d.Remaining, ceilSeconds(reset))
 }
 
-// policyHeader is the RateLimit-Policy header of one policy.
+// policyHeader is the RateLimit-Policy header of one policy, and the
+// RateLimit headers of its answers made so far, in a small direct-mapped
+// cache: at most one value per slot, replaced when another needs the slot.
 type policyHeader struct {
 	burst  int
 	window time.Duration
 	value  []string
+	recent [256]atomic.Pointer[rateLimitValue]
+}
+
+// rateLimitValue is a RateLimit header: r tokens left, full in t seconds.
+type rateLimitValue struct {
+	r, t  int
+	value []string
 }
 
 func newPolicyHeader(d cdnapi.RateDecision) *policyHeader {
 	v := `"default";q=` + strconv.Itoa(d.Burst) + ";w=" + strconv.Itoa(max(1, ceilSeconds(d.Window)))
 	return &policyHeader{burst: d.Burst, window: d.Window, value: []string{v}}
+}
+
+// rateLimit returns the RateLimit header of r tokens left and t seconds.
+func (p *policyHeader) rateLimit(r, t int) []string {
+	slot := &p.recent[uint(r*7+t)%uint(len(p.recent))]
+	if v := slot.Load(); v != nil && v.r == r && v.t == t {
+		return v.value
+	}
+	var buf [64]byte
+	b := append(buf[:0], `"default";r=`...)
+	b = strconv.AppendInt(b, int64(r), 10)
+	b = append(b, ";t="...)
+	b = strconv.AppendInt(b, int64(t), 10)
+	v := &rateLimitValue{r: r, t: t, value: []string{string(b)}}
+	slot.Store(v)
+	return v.value
 }
 
 // ceilSeconds is d in whole seconds, rounded up.

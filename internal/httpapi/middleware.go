@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path"
 	"runtime/debug"
+	"time"
 )
 
 // requestState is what the middleware learns about one request and shares
@@ -26,6 +27,18 @@ type requestState struct {
 	// project is the project of the request's API key, set by the guard
 	// (see setKeyProject); "" when there is none.
 	project string
+	// start is when the access log began timing the request: the guard
+	// judges keys and buckets at that time rather than read the clock again.
+	start time.Time
+}
+
+// requestTime returns the time the request of ctx started, or now outside
+// the handlers built by this package.
+func requestTime(ctx context.Context) time.Time {
+	if s := state(ctx); s != nil && !s.start.IsZero() {
+		return s.start
+	}
+	return time.Now()
 }
 
 type stateKey struct{}

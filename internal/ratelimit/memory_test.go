@@ -5,15 +5,9 @@ import (
 	"time"
 )
 
-// fakeClock is a clock the tests move by hand.
-type fakeClock struct{ t time.Time }
-
-func (c *fakeClock) now() time.Time { return c.t }
-
 func TestMemoryBucket(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)}
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	m := NewMemory(Policy{Rate: 10, Burst: 20})
-	m.now = clock.now
 
 	type step struct {
 		advance   time.Duration
@@ -35,8 +29,8 @@ func TestMemoryBucket(t *testing.T) {
 		step{10 * time.Second, "a", true, 19, 0},       // full again, never more than the burst
 	)
 	for i, s := range steps {
-		clock.t = clock.t.Add(s.advance)
-		d := m.Take(t.Context(), s.client)
+		now = now.Add(s.advance)
+		d := m.Take(t.Context(), s.client, now)
 		if !d.Limited || d.Allowed != s.allowed || d.Remaining != s.remaining || d.RetryAfter != s.retry {
 			t.Fatalf("step %d (%+v): got %+v", i, s, d)
 		}
@@ -50,11 +44,10 @@ func TestMemoryBucket(t *testing.T) {
 }
 
 func TestMemoryEvictsIdleBuckets(t *testing.T) {
-	clock := &fakeClock{t: time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)}
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	m := NewMemory(Policy{Rate: 10, Burst: 20}) // a window of 2 s
-	m.now = clock.now
 	for i := range 1000 {
-		m.Take(t.Context(), string(rune('A'+i%26))+string(rune(i)))
+		m.Take(t.Context(), string(rune('A'+i%26))+string(rune(i)), now)
 	}
 	if n := m.Len(); n != 1000 {
 		t.Fatalf("%d buckets after 1000 clients, want 1000", n)
@@ -62,14 +55,14 @@ func TestMemoryEvictsIdleBuckets(t *testing.T) {
 	// A client that drained its bucket is not forgotten while it could
 	// still be empty.
 	for range 25 {
-		m.Take(t.Context(), "busy")
+		m.Take(t.Context(), "busy", now)
 	}
-	clock.t = clock.t.Add(time.Second)
-	if d := m.Take(t.Context(), "busy"); d.Remaining > 10 {
+	now = now.Add(time.Second)
+	if d := m.Take(t.Context(), "busy", now); d.Remaining > 10 {
 		t.Fatalf("busy client got %d tokens back after 1 s, at most 10 refill", d.Remaining)
 	}
-	clock.t = clock.t.Add(2 * time.Second)
-	m.Take(t.Context(), "busy")
+	now = now.Add(2 * time.Second)
+	m.Take(t.Context(), "busy", now)
 	if n := m.Len(); n != 1 {
 		t.Errorf("%d buckets after a window idle, want 1 (the busy client)", n)
 	}

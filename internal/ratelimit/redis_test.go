@@ -57,7 +57,7 @@ func TestRedisSharedBucket(t *testing.T) {
 		if i%2 == 1 {
 			lim = b
 		}
-		d := lim.Take(t.Context(), "key:shared")
+		d := lim.Take(t.Context(), "key:shared", time.Now())
 		if !d.Limited || d.Burst != 20 || d.Window != 20*time.Second {
 			t.Fatalf("request %d: %+v", i, d)
 		}
@@ -73,8 +73,25 @@ func TestRedisSharedBucket(t *testing.T) {
 	if allowed < 20 || allowed > 21 { // 21: a token may refill during the run
 		t.Errorf("two limiters allowed %d of 60, want one burst of 20", allowed)
 	}
-	if d := a.Take(t.Context(), "key:other"); !d.Allowed || d.Remaining != 19 {
+	if d := a.Take(t.Context(), "key:other", time.Now()); !d.Allowed || d.Remaining != 19 {
 		t.Errorf("another client: %+v", d)
+	}
+}
+
+// TestMemoryAgreesWithRedis sends one sequence of requests to both
+// limiters: they run the same algorithm (GCRA), so they answer alike.
+func TestMemoryAgreesWithRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	p := Policy{Rate: 1, Burst: 10} // a slow refill: the test is not timed
+	r := newRedis(t, srv.URL, p, RedisOptions{})
+	m := NewMemory(p)
+	for i := range 15 {
+		now := time.Now()
+		got, want := m.Take(t.Context(), "c", now), r.Take(t.Context(), "c", now)
+		if got.Allowed != want.Allowed || got.Remaining != want.Remaining || got.Burst != want.Burst ||
+			got.Window != want.Window || (got.RetryAfter > 0) != (want.RetryAfter > 0) {
+			t.Errorf("request %d: memory %+v, Redis %+v", i, got, want)
+		}
 	}
 }
 
@@ -94,15 +111,15 @@ func TestRedisOutage(t *testing.T) {
 	defer func() { cancel(); <-done }()
 
 	for range 5 {
-		r.Take(t.Context(), "ip:192.0.2.1")
+		r.Take(t.Context(), "ip:192.0.2.1", time.Now())
 	}
-	if d := r.Take(t.Context(), "ip:192.0.2.1"); d.Allowed {
+	if d := r.Take(t.Context(), "ip:192.0.2.1", time.Now()); d.Allowed {
 		t.Fatalf("the sixth request was allowed: %+v", d)
 	}
 	srv.Stop()
 	for i := range 200 {
 		start := time.Now()
-		d := r.Take(t.Context(), "ip:192.0.2.1")
+		d := r.Take(t.Context(), "ip:192.0.2.1", time.Now())
 		if took := time.Since(start); took > time.Second {
 			t.Fatalf("request %d waited %v on the dead Redis", i, took)
 		}
@@ -126,7 +143,7 @@ func TestRedisOutage(t *testing.T) {
 	waitStatus(t, r, cdnapi.StatusOperational)
 	allowed := 0
 	for range 10 {
-		if r.Take(t.Context(), "ip:192.0.2.1").Allowed {
+		if r.Take(t.Context(), "ip:192.0.2.1", time.Now()).Allowed {
 			allowed++
 		}
 	}
@@ -159,9 +176,9 @@ func TestRedisSlowMoment(t *testing.T) {
 
 	const client = "ip:192.0.2.7"
 	for range 5 {
-		r.Take(t.Context(), client)
+		r.Take(t.Context(), client, time.Now())
 	}
-	if d := r.Take(t.Context(), client); !d.Limited || d.Allowed {
+	if d := r.Take(t.Context(), client, time.Now()); !d.Limited || d.Allowed {
 		t.Fatalf("the sixth request: %+v", d)
 	}
 	admin := redis.NewClient(&redis.Options{Addr: srv.Addr})
@@ -172,7 +189,7 @@ func TestRedisSlowMoment(t *testing.T) {
 	}
 	paused := time.Now()
 	start := time.Now()
-	d := r.Take(t.Context(), client)
+	d := r.Take(t.Context(), client, time.Now())
 	if took := time.Since(start); !d.Allowed || d.Limited || took > pause {
 		t.Fatalf("during the stall: %+v after %v, want served unlimited after the 20ms timeout", d, took)
 	}
@@ -182,7 +199,7 @@ func TestRedisSlowMoment(t *testing.T) {
 	// limiter that took the stall for an outage stays unlimited until its
 	// next check, an hour away.
 	for try := 0; ; try++ {
-		d := r.Take(t.Context(), client)
+		d := r.Take(t.Context(), client, time.Now())
 		if d.Limited {
 			if d.Allowed { // a token refills per second: the bucket is empty
 				t.Errorf("after the stall: %+v, want refused", d)

@@ -38,7 +38,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Namespace: "cdnapi",
 			Subsystem: "store",
 			Name:      "errors_total",
-			Help: "Store calls that failed, by engine, operation and kind: timeout (a deadline passed), " +
+			Help: "Store calls that failed, by engine, operation and kind: timeout (a deadline, statement_timeout or busy_timeout passed), " +
 				"canceled (the caller went away), rejected (the store refused the input) or unavailable (anything else: " +
 				"the database is down, closed or broken). A record that does not exist is not an error.",
 		}, []string{"engine", "operation", "kind"}),
@@ -73,6 +73,23 @@ func ErrorKind(err error) string {
 		return KindTimeout
 	case errors.Is(err, context.Canceled):
 		return KindCanceled
+	}
+	// The engines' own time limits. PostgreSQL's statement_timeout ends a
+	// statement with SQLSTATE 57014 (query_canceled); SQLite gives up on a
+	// lock after its busy_timeout with SQLITE_BUSY (5, in the low byte of
+	// extended codes). The errors are recognised by their methods, so that
+	// this package imports neither driver.
+	if e, ok := errors.AsType[interface {
+		error
+		SQLState() string
+	}](err); ok && e.SQLState() == "57014" {
+		return KindTimeout
+	}
+	if e, ok := errors.AsType[interface {
+		error
+		Code() int
+	}](err); ok && e.Code()&0xff == 5 {
+		return KindTimeout
 	}
 	if e, ok := errors.AsType[*cdnapi.Error](err); ok && e.Code != cdnapi.CodeNotFound {
 		return KindRejected

@@ -2,19 +2,28 @@ package storemetrics_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/pgtest"
+	"github.com/cdnapi/cdnapi/internal/postgres"
+	"github.com/cdnapi/cdnapi/internal/sqlite"
 	"github.com/cdnapi/cdnapi/internal/storemetrics"
 	"github.com/cdnapi/cdnapi/internal/storetest"
 	"github.com/cdnapi/cdnapi/internal/teststore"
 )
+
+func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
 
 func TestErrorKind(t *testing.T) {
 	tests := []struct {
@@ -94,6 +103,89 @@ func TestMeasuredStore(t *testing.T) {
 		if got := value(t, reg, "cdnapi_store_errors_total", "engine", "sqlite", "operation", op, "kind", "unavailable"); got != 1 {
 			t.Errorf("errors_total{operation=%q,kind=unavailable} = %v, want 1", op, got)
 		}
+	}
+}
+
+// TestEngineTimeouts checks that the engines' own time limits count as
+// timeouts: a lock held past SQLite's busy_timeout, and past PostgreSQL's
+// statement_timeout.
+func TestEngineTimeouts(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		engine string
+		// open returns a migrated store with a short time limit, after
+		// making another connection hold the lock that the call waits for.
+		open func(t *testing.T) storemetrics.Store
+		call func(st storemetrics.Store) error
+		op   string
+	}{
+		{"sqlite", func(t *testing.T) storemetrics.Store {
+			path := filepath.Join(t.TempDir(), "busy.db")
+			st, err := sqlite.Open(ctx, path, sqlite.Options{BusyTimeout: 20 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			if err := st.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			holder, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { holder.Close() })
+			conn, err := holder.Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { conn.Close() })
+			if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil { // the write lock
+				t.Fatal(err)
+			}
+			return st
+		}, func(st storemetrics.Store) error {
+			return st.SetComponentOverride(ctx, cdnapi.ComponentOverride{Name: cdnapi.ComponentUpload, Status: cdnapi.StatusUnderMaintenance})
+		}, "set_component_override"},
+		{"postgres", func(t *testing.T) storemetrics.Store {
+			dsn := pgtest.NewSchema(t)
+			st, err := postgres.Open(ctx, dsn, postgres.Options{StatementTimeout: 50 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			if err := st.Migrate(ctx); err != nil {
+				t.Fatal(err)
+			}
+			conn, err := pgx.Connect(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { conn.Close(ctx) })
+			tx, err := conn.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tx.Exec(ctx, "LOCK TABLE regions IN ACCESS EXCLUSIVE MODE"); err != nil {
+				t.Fatal(err)
+			}
+			return st
+		}, func(st storemetrics.Store) error {
+			_, err := st.ListRegions(ctx)
+			return err
+		}, "list_regions"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.engine, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			st := storemetrics.Wrap(tt.open(t), tt.engine, storemetrics.NewMetrics(reg))
+			err := tt.call(st)
+			if err == nil {
+				t.Fatal("the call did not wait past its limit")
+			}
+			if got := value(t, reg, "cdnapi_store_errors_total", "engine", tt.engine, "operation", tt.op, "kind", "timeout"); got != 1 {
+				t.Errorf("errors_total{kind=timeout} = %v, want 1 (the error: %v)", got, err)
+			}
+		})
 	}
 }
 
