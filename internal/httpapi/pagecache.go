@@ -27,8 +27,8 @@ type pageCache struct {
 }
 
 // pageCacheEntries bounds the memory of the cache: a page of 100 items is
-// about 25 KiB with its gzip coding, so the bound is about 12 MiB.
-const pageCacheEntries = 512
+// about 25 KiB with its gzip coding, so the bound is about 6 MiB.
+const pageCacheEntries = 256
 
 // newPageCache returns a cache that keeps answers for ttl, or nil, which
 // caches nothing, when ttl is not positive.
