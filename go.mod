@@ -17,7 +17,6 @@ require (
 	github.com/prometheus/common v0.72.0
 	github.com/redis/go-redis/v9 v9.17.3
 	golang.org/x/sync v0.24.0
-	golang.org/x/time v0.16.0
 	modernc.org/sqlite v1.61.1
 	sigs.k8s.io/yaml v1.6.0
 )

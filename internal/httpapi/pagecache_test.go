@@ -3,6 +3,8 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,6 +16,7 @@ import (
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/api"
 	"github.com/cdnapi/cdnapi/internal/health"
+	"github.com/cdnapi/cdnapi/internal/logbuf"
 	"github.com/cdnapi/cdnapi/internal/storetest"
 )
 
@@ -173,6 +176,14 @@ func BenchmarkHotPage(b *testing.B) {
 	uncached := NewAPI(cfg)
 	cfg.PageCacheTTL = time.Hour
 	cached := NewAPI(cfg)
+	// The access log as serve writes it: JSON lines into the buffered
+	// writer, here over io.Discard, so its cost is the encoding and the copy.
+	accessBuf := logbuf.New(io.Discard, 0, 0)
+	defer accessBuf.Close()
+	cfg.AccessLog = slog.New(slog.NewJSONHandler(accessBuf, nil))
+	loggedSlog := NewAPI(cfg)
+	cfg.AccessLog = slog.New(NewAccessLogHandler(accessBuf, slog.LevelInfo))
+	logged := NewAPI(cfg)
 
 	const target = "/api/v1/files?limit=20"
 	rec := httptest.NewRecorder()
@@ -190,6 +201,8 @@ func BenchmarkHotPage(b *testing.B) {
 	}{
 		{"static-file", static, "/files.json"},
 		{"cached", cached, target},
+		{"cached, access log", logged, target},
+		{"cached, access log by slog.JSONHandler", loggedSlog, target},
 		{"uncached", uncached, target},
 	} {
 		b.Run(bc.name, func(b *testing.B) {

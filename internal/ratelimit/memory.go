@@ -6,11 +6,8 @@ package ratelimit
 
 import (
 	"context"
-	"math"
 	"sync"
 	"time"
-
-	"golang.org/x/time/rate"
 
 	"github.com/cdnapi/cdnapi"
 )
@@ -28,74 +25,66 @@ func (p Policy) Window() time.Duration {
 	return time.Duration(float64(p.Burst) / float64(p.Rate) * float64(time.Second))
 }
 
-// Memory keeps the buckets in this process. It bounds its memory: a bucket
-// left idle for a Window is full, exactly as a new one, so buckets idle that
-// long are dropped, which forgets nothing.
+// Memory keeps the buckets in this process. A bucket is GCRA's one time,
+// the theoretical arrival time of the next request, the algorithm that
+// redis_rate runs in Redis: a process answers alike with and without Redis,
+// and a request costs one lock and a little integer arithmetic. Memory is
+// bounded: a bucket whose time has passed is full, exactly as a new one, so
+// such buckets are dropped, which forgets nothing.
 type Memory struct {
-	policy Policy
+	policy   Policy
+	window   time.Duration // p.Window()
+	interval time.Duration // between two tokens
+	offset   time.Duration // the burst's worth of intervals
 
 	mu        sync.Mutex
-	buckets   map[string]*bucket
+	buckets   map[string]time.Time // the theoretical arrival time by client
 	lastSweep time.Time
-}
-
-type bucket struct {
-	lim      *rate.Limiter
-	lastSeen time.Time
 }
 
 // NewMemory returns a limiter that applies p to every client in memory.
 func NewMemory(p Policy) *Memory {
-	return &Memory{policy: p, buckets: map[string]*bucket{}}
+	interval := max(time.Second/time.Duration(p.Rate), 1)
+	return &Memory{policy: p, window: p.Window(), interval: interval,
+		offset: interval * time.Duration(p.Burst), buckets: map[string]time.Time{}}
 }
 
 // Take takes a token from client's bucket at now.
 func (m *Memory) Take(_ context.Context, client string, now time.Time) cdnapi.RateDecision {
+	d := cdnapi.RateDecision{Limited: true, Burst: m.policy.Burst, Window: m.window}
 	m.mu.Lock()
 	m.sweepLocked(now)
-	b, ok := m.buckets[client]
-	if !ok {
-		b = &bucket{lim: rate.NewLimiter(rate.Limit(m.policy.Rate), m.policy.Burst)}
-		m.buckets[client] = b
+	tat, ok := m.buckets[client]
+	if !ok || tat.Before(now) {
+		tat = now
 	}
-	b.lastSeen = now
-	allowed := b.lim.AllowN(now, 1)
-	tokens := b.lim.TokensAt(now)
+	next := tat.Add(m.interval)
+	// diff is how far the request is within the burst: negative, it is
+	// early by that much.
+	diff := now.Sub(next.Add(-m.offset))
+	if diff < 0 {
+		m.mu.Unlock()
+		d.RetryAfter, d.Reset = -diff, tat.Sub(now)
+		return d
+	}
+	m.buckets[client] = next
 	m.mu.Unlock()
-
-	d := cdnapi.RateDecision{
-		Limited: true,
-		Allowed: allowed,
-		Burst:   m.policy.Burst,
-		Window:  m.policy.Window(),
-	}
-	d.Remaining = max(0, int(math.Floor(tokens)))
-	d.Reset = m.secondsFor(float64(m.policy.Burst) - tokens)
-	if !allowed {
-		d.RetryAfter = m.secondsFor(1 - tokens)
-	}
+	d.Allowed = true
+	d.Remaining = int(diff / m.interval)
+	d.Reset = next.Sub(now)
 	return d
 }
 
-// secondsFor is the time the bucket takes to gain n tokens.
-func (m *Memory) secondsFor(n float64) time.Duration {
-	if n <= 0 {
-		return 0
-	}
-	return time.Duration(n / float64(m.policy.Rate) * float64(time.Second))
-}
-
-// sweepLocked drops the buckets idle for a window, at most once a window,
-// so the work is spread thin: memory stays proportional to the clients of
-// the last two windows. m.mu must be held.
+// sweepLocked drops the full buckets, at most once a window, so the work is
+// spread thin: memory stays proportional to the clients of the last two
+// windows. m.mu must be held.
 func (m *Memory) sweepLocked(now time.Time) {
-	window := max(m.policy.Window(), time.Second)
-	if now.Sub(m.lastSweep) < window {
+	if now.Sub(m.lastSweep) < max(m.window, time.Second) {
 		return
 	}
 	m.lastSweep = now
-	for k, b := range m.buckets {
-		if now.Sub(b.lastSeen) >= window {
+	for k, tat := range m.buckets {
+		if !tat.After(now) {
 			delete(m.buckets, k)
 		}
 	}

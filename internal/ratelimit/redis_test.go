@@ -78,6 +78,23 @@ func TestRedisSharedBucket(t *testing.T) {
 	}
 }
 
+// TestMemoryAgreesWithRedis sends one sequence of requests to both
+// limiters: they run the same algorithm (GCRA), so they answer alike.
+func TestMemoryAgreesWithRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	p := Policy{Rate: 1, Burst: 10} // a slow refill: the test is not timed
+	r := newRedis(t, srv.URL, p, RedisOptions{})
+	m := NewMemory(p)
+	for i := range 15 {
+		now := time.Now()
+		got, want := m.Take(t.Context(), "c", now), r.Take(t.Context(), "c", now)
+		if got.Allowed != want.Allowed || got.Remaining != want.Remaining || got.Burst != want.Burst ||
+			got.Window != want.Window || (got.RetryAfter > 0) != (want.RetryAfter > 0) {
+			t.Errorf("request %d: memory %+v, Redis %+v", i, got, want)
+		}
+	}
+}
+
 // TestRedisOutage kills Redis under a limiter: every request is let
 // through quickly, the outage is logged once, counted, and reported as
 // degraded; once Redis is back the limit holds again.
