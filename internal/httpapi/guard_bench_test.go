@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -29,7 +30,9 @@ import (
 //
 //	off          no keys, no limits
 //	auth+memory  --auth required --rate-limit (buckets in memory)
-//	paired       off and auth+memory alternately, with their ratio
+//	paired       off and auth+memory alternately, with their ratio of
+//	             processor time
+//	paired-http  the same over HTTP on loopback, client included
 //	auth+redis   --auth required --rate-limit --rate-limit-redis; it also
 //	             reports the Redis round trips (EVALSHA and EVAL commands)
 //	             per request
@@ -87,32 +90,35 @@ func BenchmarkGuard(b *testing.B) {
 		plain := httptest.NewRequest(http.MethodGet, "/api/v1/files?limit=20", nil)
 		keyed := httptest.NewRequest(http.MethodGet, "/api/v1/files?limit=20", nil)
 		keyed.Header.Set("Authorization", "Bearer "+key)
-		handlers := [2]http.Handler{off, guarded}
-		reqs := [2]*http.Request{plain, keyed}
 		w := &discardWriter{header: http.Header{}}
-		const block = 128
-		var cpu [2]time.Duration
-		var n [2]int
-		which, i := 0, 0
-		t0 := processCPU(b)
-		for b.Loop() {
-			clear(w.header)
-			handlers[which].ServeHTTP(w, reqs[which])
-			n[which]++
-			if i++; i == block {
-				t1 := processCPU(b)
-				cpu[which] += t1 - t0
-				t0, i, which = t1, 0, 1-which
+		paired(b, func() { clear(w.header); off.ServeHTTP(w, plain) },
+			func() { clear(w.header); guarded.ServeHTTP(w, keyed) })
+	})
+	// paired-http is paired over real HTTP on loopback, as a client sees
+	// it: the client's processor time counts too, for both sides alike.
+	b.Run("paired-http", func(b *testing.B) {
+		servers := [2]*httptest.Server{httptest.NewServer(off), httptest.NewServer(guarded)}
+		client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+		get := func(srv *httptest.Server, auth string) func() {
+			req, err := http.NewRequest(http.MethodGet, srv.URL+"/api/v1/files?limit=20", nil)
+			must(b, err)
+			if auth != "" {
+				req.Header.Set("Authorization", auth)
+			}
+			return func() {
+				res, err := client.Do(req)
+				must(b, err)
+				io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				if res.StatusCode != http.StatusOK {
+					b.Fatalf("status %d", res.StatusCode)
+				}
 			}
 		}
-		if n[0] < block || n[1] < block {
-			return // too short to compare: the calibration rounds
+		paired(b, get(servers[0], ""), get(servers[1], "Bearer "+key))
+		for _, srv := range servers {
+			srv.Close()
 		}
-		offNs := float64(cpu[0].Nanoseconds()) / float64(n[0])
-		guardedNs := float64(cpu[1].Nanoseconds()) / float64(n[1])
-		b.ReportMetric(offNs, "off-cpu-ns/req")
-		b.ReportMetric(guardedNs, "guarded-cpu-ns/req")
-		b.ReportMetric(guardedNs/offNs, "guarded/off")
 	})
 	b.Run("auth+redis", func(b *testing.B) {
 		srv := redistest.Start(b)
@@ -145,6 +151,35 @@ func redisScriptCalls(b *testing.B, c *redis.Client) int {
 		}
 	}
 	return n
+}
+
+// paired runs off and guarded in alternate blocks, one request per
+// iteration, and reports each one's processor time per request and their
+// ratio.
+func paired(b *testing.B, off, guarded func()) {
+	const block = 128
+	serve := [2]func(){off, guarded}
+	var cpu [2]time.Duration
+	var n [2]int
+	which, i := 0, 0
+	t0 := processCPU(b)
+	for b.Loop() {
+		serve[which]()
+		n[which]++
+		if i++; i == block {
+			t1 := processCPU(b)
+			cpu[which] += t1 - t0
+			t0, i, which = t1, 0, 1-which
+		}
+	}
+	if n[0] < block || n[1] < block {
+		return // too short to compare: the calibration rounds
+	}
+	offNs := float64(cpu[0].Nanoseconds()) / float64(n[0])
+	guardedNs := float64(cpu[1].Nanoseconds()) / float64(n[1])
+	b.ReportMetric(offNs, "off-cpu-ns/req")
+	b.ReportMetric(guardedNs, "guarded-cpu-ns/req")
+	b.ReportMetric(guardedNs/offNs, "guarded/off")
 }
 
 // processCPU returns the processor time this process has used, user and

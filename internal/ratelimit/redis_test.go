@@ -219,6 +219,58 @@ func TestRedisSlowMoment(t *testing.T) {
 	}
 }
 
+// TestRedisHang makes Redis stop answering without closing anything, as a
+// partitioned network does: requests wait at most the short timeout, the
+// check declares the outage, requests then skip Redis at no cost, and the
+// limits are back once it answers.
+func TestRedisHang(t *testing.T) {
+	srv := redistest.Start(t)
+	r := newRedis(t, srv.URL, Policy{Rate: 1, Burst: 5}, RedisOptions{
+		Timeout:       20 * time.Millisecond,
+		CheckInterval: 200 * time.Millisecond,
+		CheckTimeout:  100 * time.Millisecond,
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	waitStatus(t, r, cdnapi.StatusOperational)
+
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer admin.Close()
+	const pause = 3 * time.Second
+	if err := admin.Do(t.Context(), "CLIENT", "PAUSE", pause.Milliseconds(), "ALL").Err(); err != nil {
+		t.Fatal(err)
+	}
+	paused := time.Now()
+	for i := 0; r.Status() != cdnapi.StatusDegradedPerformance; i++ {
+		start := time.Now()
+		if d := r.Take(t.Context(), "c", start); !d.Allowed || d.Limited {
+			t.Fatalf("request %d while Redis hangs: %+v", i, d)
+		}
+		if took := time.Since(start); took > 500*time.Millisecond {
+			t.Fatalf("request %d waited %v for a hanging Redis", i, took)
+		}
+		if time.Since(paused) > pause {
+			t.Fatal("the hang was not noticed while it lasted")
+		}
+	}
+	start := time.Now()
+	for range 100 {
+		r.Take(t.Context(), "c", time.Now())
+	}
+	if took := time.Since(start); took > 100*time.Millisecond {
+		t.Errorf("100 requests during the outage took %v: they should skip Redis", took)
+	}
+	waitStatus(t, r, cdnapi.StatusOperational)
+	if time.Since(paused) < pause-100*time.Millisecond {
+		t.Errorf("Redis was taken to answer again %v into a %v hang", time.Since(paused), pause)
+	}
+	if d := r.Take(t.Context(), "c", time.Now()); !d.Limited {
+		t.Errorf("after the hang: %+v, want limited again", d)
+	}
+}
+
 // waitStatus waits up to 10 s for the limiter's status to become want.
 func waitStatus(t *testing.T, r *Redis, want cdnapi.Status) {
 	t.Helper()
