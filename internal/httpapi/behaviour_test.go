@@ -226,6 +226,24 @@ func TestRequestID(t *testing.T) {
 	if a.Header.Get("X-Request-Id") == b.Header.Get("X-Request-Id") {
 		t.Errorf("two requests got the same generated ID")
 	}
+	// Generated IDs use every base62 character, about equally often, and do
+	// not repeat: 40,000 characters put about 645 on each.
+	seen, counts := map[string]bool{}, map[rune]int{}
+	for range 2000 {
+		id := newRequestID()
+		if seen[id] || !saneRequestID(id) {
+			t.Fatalf("generated %q twice or malformed", id)
+		}
+		seen[id] = true
+		for _, c := range id[4:] {
+			counts[c]++
+		}
+	}
+	for _, c := range base62 {
+		if counts[c] < 450 || counts[c] > 850 {
+			t.Errorf("%q appears %d times in 40,000 generated characters, want about 645", c, counts[c])
+		}
+	}
 }
 
 // TestStorageUnavailable closes the store under the handlers: the lists

@@ -47,7 +47,7 @@ func newCORSPolicy(origins []string) *corsPolicy {
 // hand one origin's answer to another.
 func (p *corsPolicy) setHeaders(h http.Header, r *http.Request) {
 	if p.anyOrigin {
-		h.Set("Access-Control-Allow-Origin", "*")
+		h["Access-Control-Allow-Origin"] = corsAnyOriginValue
 	} else {
 		h.Add("Vary", "Origin")
 		origin := r.Header.Get("Origin")
@@ -56,7 +56,7 @@ func (p *corsPolicy) setHeaders(h http.Header, r *http.Request) {
 		}
 		h.Set("Access-Control-Allow-Origin", origin)
 	}
-	h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
+	h["Access-Control-Expose-Headers"] = corsExposeValue
 }
 
 // preflight answers an OPTIONS request with 204 and what the browser needs to

@@ -40,6 +40,42 @@ type representation struct {
 	keep     bool // set by precompute
 	gzipOnce sync.Once
 	gzipped  []byte
+	// hv holds the header values of a kept representation, made once by
+	// precompute (gzipLength with gzipped), so that serving it again sets
+	// headers without allocating.
+	hv *headerValues
+}
+
+// headerValues are the values of the headers an answer of a representation
+// sets, each a slice of length and capacity 1 that answers may share (see
+// nosniffValue).
+type headerValues struct {
+	cacheControl, csp, link, contentType []string // nil when the representation has none
+	etag, etagGzip, length, gzipLength   []string
+}
+
+// headerValues returns the header values of rep's answers, whose ETag's
+// opaque part is tag. gzipLength is left for the caller.
+func (rep *representation) headerValues(tag string) *headerValues {
+	one := func(v string) []string {
+		if v == "" {
+			return nil
+		}
+		return []string{v}
+	}
+	hv := &headerValues{
+		cacheControl: one(rep.cacheControl),
+		csp:          one(rep.csp),
+		link:         one(rep.link),
+		contentType:  contentTypeJSON,
+		etag:         []string{`"` + tag + `"`},
+		etagGzip:     []string{`"` + tag + gzipSuffix + `"`},
+		length:       []string{strconv.Itoa(len(rep.body))},
+	}
+	if rep.contentType != contentTypeJSON[0] {
+		hv.contentType = one(rep.contentType)
+	}
+	return hv
 }
 
 // bodyTag returns the opaque part of the strong ETag of body: 128 bits of
@@ -57,6 +93,7 @@ func bodyTag(body []byte) string {
 func (rep *representation) precompute() {
 	rep.tag = bodyTag(rep.body)
 	rep.keep = true
+	rep.hv = rep.headerValues(rep.tag)
 }
 
 // gzipBody returns the gzip coding of rep.body: made once and kept when rep
@@ -68,6 +105,7 @@ func (rep *representation) gzipBody() (coded []byte, release func()) {
 			buf := new(bytes.Buffer)
 			compress(buf, rep.body)
 			rep.gzipped = buf.Bytes()
+			rep.hv.gzipLength = []string{strconv.Itoa(len(rep.gzipped))}
 		})
 		return rep.gzipped, func() {}
 	}
@@ -85,25 +123,30 @@ func (rep *representation) gzipBody() (coded []byte, release func()) {
 // the body, gzip-coded when the client accepts it and the body is big enough.
 // HEAD gets the same headers, Content-Length included, and no body.
 func (rep *representation) serve(w http.ResponseWriter, r *http.Request) {
-	tag := rep.tag
-	if tag == "" {
+	hv, tag := rep.hv, rep.tag
+	if hv == nil {
 		tag = bodyTag(rep.body)
+		hv = rep.headerValues(tag)
 	}
 	h := w.Header()
-	h.Add("Vary", "Accept-Encoding")
-	if rep.vary != "" {
-		h.Add("Vary", rep.vary)
+	if rep.vary == "" && len(h["Vary"]) == 0 {
+		h["Vary"] = varyAcceptEncoding
+	} else {
+		h.Add("Vary", "Accept-Encoding")
+		if rep.vary != "" {
+			h.Add("Vary", rep.vary)
+		}
 	}
-	h.Set("Cache-Control", rep.cacheControl)
-	if rep.csp != "" {
-		h.Set("Content-Security-Policy", rep.csp)
+	h["Cache-Control"] = hv.cacheControl
+	if hv.csp != nil {
+		h["Content-Security-Policy"] = hv.csp
 	}
 	useGzip := len(rep.body) > gzipMinSize && acceptsGzip(r.Header.Values("Accept-Encoding"))
-	etag := `"` + tag + `"`
 	if useGzip {
-		etag = `"` + tag + gzipSuffix + `"`
+		h["Etag"] = hv.etagGzip
+	} else {
+		h["Etag"] = hv.etag
 	}
-	h.Set("ETag", etag)
 
 	if inm := r.Header.Values("If-None-Match"); len(inm) > 0 {
 		star, plain, coded := noneMatch(inm, tag)
@@ -114,27 +157,30 @@ func (rep *representation) serve(w http.ResponseWriter, r *http.Request) {
 			// which stored answer to reuse, and that one is the match.
 			switch {
 			case useGzip && !coded && !star:
-				h.Set("ETag", `"`+tag+`"`)
+				h["Etag"] = hv.etag
 			case !useGzip && !plain && !star:
-				h.Set("ETag", `"`+tag+gzipSuffix+`"`)
+				h["Etag"] = hv.etagGzip
 			}
 			w.WriteHeader(http.StatusNotModified)
 			return
 		}
 	}
 
-	if rep.link != "" {
-		h.Set("Link", rep.link)
+	if hv.link != nil {
+		h["Link"] = hv.link
 	}
-	body := rep.body
+	body, length := rep.body, hv.length
 	if useGzip {
 		coded, release := rep.gzipBody()
 		defer release()
-		body = coded
-		h.Set("Content-Encoding", "gzip")
+		body, length = coded, hv.gzipLength
+		if !rep.keep {
+			length = []string{strconv.Itoa(len(coded))}
+		}
+		h["Content-Encoding"] = contentEncodingGzip
 	}
-	h.Set("Content-Type", rep.contentType)
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Type"] = hv.contentType
+	h["Content-Length"] = length
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
 		w.Write(body)
