@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime/debug"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
@@ -124,25 +123,6 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	err = svc.run(ctx)
 	logger.Info("stopped")
 	return err
-}
-
-// serveMemoryLimit is the soft limit of Go's memory in serve when GOMEMLIMIT
-// is not set. serve keeps little alive (a few MiB of cached pages and keys),
-// but every uncached page allocates about 17 KiB, and with only GOGC's
-// pacing the heap grew to about 30 MiB under scripts/bench-http; at this
-// limit the collector runs sooner instead (about 18 MiB), and peak RSS over
-// three rounds was 80 MiB, not 85, at the same CPU time per answer.
-// A process whose live heap nears the limit collects often: raise it with
-// GOMEMLIMIT (for example GOMEMLIMIT=256MiB).
-const serveMemoryLimit = 32 << 20
-
-// limitServeMemory sets serveMemoryLimit unless GOMEMLIMIT is set. main
-// calls it, not runServe, so that tests running serve in-process keep the
-// runtime's defaults.
-func limitServeMemory(getenv func(string) string) {
-	if getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(serveMemoryLimit)
-	}
 }
 
 // newAccessLogger is newLogger for the access log. Its JSON lines come from
