@@ -143,3 +143,49 @@ func expectLines(from, to int) string {
 	}
 	return b.String()
 }
+
+// slowWriter is a countingWriter that takes a while over each write, as a
+// file on a busy disk does, so that writes pile up during a flush.
+type slowWriter struct{ countingWriter }
+
+func (s *slowWriter) Write(p []byte) (int, error) {
+	time.Sleep(time.Millisecond)
+	return s.countingWriter.Write(p)
+}
+
+// Writers that go on while a full buffer is written out lose nothing, and
+// each writer's lines come out in the order it wrote them.
+func TestConcurrentWritesKeepOrder(t *testing.T) {
+	out := &slowWriter{}
+	w := New(out, 256, time.Millisecond)
+	const writers, lines = 8, 500
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Go(func() {
+			for i := range lines {
+				fmt.Fprintf(w, "w%d %04d\n", g, i)
+			}
+		})
+	}
+	wg.Wait()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	all, _ := out.all()
+	next := make([]int, writers)
+	for _, line := range strings.Split(strings.TrimSuffix(all, "\n"), "\n") {
+		var g, i int
+		if _, err := fmt.Sscanf(line, "w%d %d", &g, &i); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		if i != next[g] {
+			t.Fatalf("writer %d: line %d after %d", g, i, next[g]-1)
+		}
+		next[g]++
+	}
+	for g, n := range next {
+		if n != lines {
+			t.Errorf("writer %d: %d lines out, want %d", g, n, lines)
+		}
+	}
+}
