@@ -14,6 +14,16 @@ type Position struct {
 	ID        string
 }
 
+// Position returns f's place in the lists of files.
+func (f File) Position() Position { return Position{CreatedAt: f.CreatedAt, ID: f.ID} }
+
+// Position returns a's place in the lists of assets.
+func (a Asset) Position() Position { return Position{CreatedAt: a.CreatedAt, ID: a.ID} }
+
+// Position returns i's place in the list of incidents, which orders them by
+// the time they started.
+func (i Incident) Position() Position { return Position{CreatedAt: i.StartedAt, ID: i.ID} }
+
 // FileQuery selects a page of a project's files.
 type FileQuery struct {
 	Project string

@@ -150,7 +150,7 @@ func TestWalkDuringInserts(t *testing.T) {
 			if seen[file.ID] {
 				t.Fatalf("file %s yielded twice", file.ID)
 			}
-			if n > 0 && storetest.Newest(storetest.FilePosition(last), storetest.FilePosition(file)) >= 0 {
+			if n > 0 && storetest.Newest(last.Position(), file.Position()) >= 0 {
 				t.Fatalf("file %s came after %s, out of order", file.ID, last.ID)
 			}
 			seen[file.ID], last = true, file

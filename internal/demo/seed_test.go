@@ -37,14 +37,14 @@ func walk[T any](t *testing.T, list func(after *cdnapi.Position) ([]T, error), p
 func storedFiles(t *testing.T, s *sqlite.Store, project string) []cdnapi.File {
 	return walk(t, func(after *cdnapi.Position) ([]cdnapi.File, error) {
 		return s.ListFiles(context.Background(), cdnapi.FileQuery{Project: project, After: after, Limit: cdnapi.MaxLimit})
-	}, storetest.FilePosition)
+	}, cdnapi.File.Position)
 }
 
 // storedAssets walks the whole asset list.
 func storedAssets(t *testing.T, s *sqlite.Store) []cdnapi.Asset {
 	return walk(t, func(after *cdnapi.Position) ([]cdnapi.Asset, error) {
 		return s.ListAssets(context.Background(), cdnapi.AssetQuery{After: after, Limit: cdnapi.MaxLimit})
-	}, storetest.AssetPosition)
+	}, cdnapi.Asset.Position)
 }
 
 func TestSeedWritesExactlyWhatWasAsked(t *testing.T) {

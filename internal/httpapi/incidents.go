@@ -41,9 +41,7 @@ func renderIncidents(cfg Config) render {
 			return nil, storeError(r, err)
 		}
 		rep := &representation{contentType: "application/json", cacheControl: cacheStatus}
-		page := pageOf(incidents, limit, func(i cdnapi.Incident) cdnapi.Position {
-			return cdnapi.Position{CreatedAt: i.StartedAt, ID: i.ID}
-		})
+		page := pageOf(incidents, limit)
 		renderList(rep, page, appendIncident, func(p cdnapi.Position) string {
 			return cfg.Cursors.Incidents().Encode(p)
 		}, pathIncidents+"?limit="+strconv.Itoa(limit))

@@ -65,9 +65,7 @@ func filesPage(cfg Config, r *http.Request, q cdnapi.FileQuery, project string, 
 	if keyed {
 		rep.cacheControl, rep.vary = cacheFilesPrivate, "Authorization"
 	}
-	page := pageOf(files, limit, func(f cdnapi.File) cdnapi.Position {
-		return cdnapi.Position{CreatedAt: f.CreatedAt, ID: f.ID}
-	})
+	page := pageOf(files, limit)
 	renderList(rep, page, appendFile, func(p cdnapi.Position) string {
 		return cfg.Cursors.Files(project).Encode(p)
 	}, pathFiles+"?limit="+strconv.Itoa(limit))
@@ -113,9 +111,7 @@ func assetsPage(cfg Config, r *http.Request, q cdnapi.AssetQuery) (*representati
 		next += "&region=" + q.Region // a checked code: nothing to escape
 	}
 	rep := &representation{contentType: "application/json", cacheControl: cacheAssets}
-	page := pageOf(assets, limit, func(a cdnapi.Asset) cdnapi.Position {
-		return cdnapi.Position{CreatedAt: a.CreatedAt, ID: a.ID}
-	})
+	page := pageOf(assets, limit)
 	renderList(rep, page, appendAsset, func(p cdnapi.Position) string {
 		return cfg.Cursors.Assets(q.Region).Encode(p)
 	}, next)
@@ -199,12 +195,12 @@ type page[T any] struct {
 
 // pageOf makes a page of rows fetched with a limit of limit+1: an extra row
 // means there is a next page, and is not shown.
-func pageOf[T any](rows []T, limit int, position func(T) cdnapi.Position) page[T] {
+func pageOf[T interface{ Position() cdnapi.Position }](rows []T, limit int) page[T] {
 	if len(rows) <= limit {
 		return page[T]{items: rows}
 	}
 	rows = rows[:limit]
-	return page[T]{items: rows, more: true, last: position(rows[len(rows)-1])}
+	return page[T]{items: rows, more: true, last: rows[len(rows)-1].Position()}
 }
 
 // renderList puts p into rep in the list envelope. When there is a next

@@ -3,7 +3,6 @@ package ingest
 import (
 	"context"
 	"encoding/json"
-	"github.com/cdnapi/cdnapi/internal/teststore"
 	"os"
 	"reflect"
 	"strings"
@@ -11,7 +10,7 @@ import (
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/pgtest"
-	"github.com/cdnapi/cdnapi/internal/storetest"
+	"github.com/cdnapi/cdnapi/internal/teststore"
 )
 
 // The tests share one throwaway PostgreSQL cluster, a schema each.
@@ -47,7 +46,7 @@ func takeSnapshot(t testing.TB, st cdnapi.Store) snapshot {
 			if len(page) < 1000 {
 				break
 			}
-			pos := storetest.FilePosition(page[len(page)-1])
+			pos := page[len(page)-1].Position()
 			after = &pos
 		}
 	}
@@ -61,7 +60,7 @@ func takeSnapshot(t testing.TB, st cdnapi.Store) snapshot {
 		if len(page) < 1000 {
 			break
 		}
-		pos := storetest.AssetPosition(page[len(page)-1])
+		pos := page[len(page)-1].Position()
 		after = &pos
 	}
 	regions, err := st.ListRegions(ctx)

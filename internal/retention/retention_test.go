@@ -59,7 +59,7 @@ func allAssets(t *testing.T, st cdnapi.Store) []cdnapi.Asset {
 		if len(page) < 1000 {
 			return all
 		}
-		p := storetest.AssetPosition(page[len(page)-1])
+		p := page[len(page)-1].Position()
 		after = &p
 	}
 }

@@ -78,7 +78,7 @@ func millionFiles(b *testing.B) (*Store, cdnapi.Position) {
 				return
 			}
 			walked += len(page)
-			p := storetest.FilePosition(page[len(page)-1])
+			p := page[len(page)-1].Position()
 			after = &p
 		}
 		million.deep = *after

@@ -385,7 +385,7 @@ func TestMigrationKeepsAssets(t *testing.T) {
 			if len(page) < 100 {
 				break
 			}
-			p := storetest.AssetPosition(page[len(page)-1])
+			p := page[len(page)-1].Position()
 			after = &p
 		}
 		if len(got) != len(assets) {

@@ -108,24 +108,14 @@ func Newest(a, b cdnapi.Position) int {
 	return strings.Compare(b.ID, a.ID)
 }
 
-// FilePosition returns the list position of f.
-func FilePosition(f cdnapi.File) cdnapi.Position {
-	return cdnapi.Position{CreatedAt: f.CreatedAt, ID: f.ID}
-}
-
-// AssetPosition returns the list position of a.
-func AssetPosition(a cdnapi.Asset) cdnapi.Position {
-	return cdnapi.Position{CreatedAt: a.CreatedAt, ID: a.ID}
-}
-
 // SortFiles sorts files in list order, newest first.
 func SortFiles(files []cdnapi.File) {
-	slices.SortFunc(files, func(a, b cdnapi.File) int { return Newest(FilePosition(a), FilePosition(b)) })
+	slices.SortFunc(files, func(a, b cdnapi.File) int { return Newest(a.Position(), b.Position()) })
 }
 
 // SortAssets sorts assets in list order, newest first.
 func SortAssets(assets []cdnapi.Asset) {
-	slices.SortFunc(assets, func(a, b cdnapi.Asset) int { return Newest(AssetPosition(a), AssetPosition(b)) })
+	slices.SortFunc(assets, func(a, b cdnapi.Asset) int { return Newest(a.Position(), b.Position()) })
 }
 
 // SortRegions sorts regions by code, the order of the regions list.

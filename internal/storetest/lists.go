@@ -137,7 +137,7 @@ func testWalkWithInserts(t *testing.T, s cdnapi.Store) {
 			counts := make(map[string]int, len(seen))
 			for i, f := range seen {
 				counts[f.ID]++
-				if i > 0 && Newest(FilePosition(seen[i-1]), FilePosition(f)) >= 0 {
+				if i > 0 && Newest(seen[i-1].Position(), f.Position()) >= 0 {
 					t.Fatalf("row %d: %s does not come after %s", i, fileString(f), fileString(seen[i-1]))
 				}
 			}
@@ -211,13 +211,13 @@ func testProjectScoping(t *testing.T, s cdnapi.Store) {
 	}
 	// A position taken from one project's list pages the other's by place.
 	from := sorted(a)[10]
-	after := FilePosition(from)
+	after := from.Position()
 	got, err := s.ListFiles(t.Context(), cdnapi.FileQuery{Project: "beta", After: &after, Limit: cdnapi.MaxLimit})
 	if err != nil {
 		t.Fatalf("ListFiles: %v", err)
 	}
 	for _, f := range got {
-		if f.Project != "beta" || Newest(after, FilePosition(f)) >= 0 {
+		if f.Project != "beta" || Newest(after, f.Position()) >= 0 {
 			t.Fatalf("ListFiles(beta) after %v returned %s", after, fileString(f))
 		}
 	}

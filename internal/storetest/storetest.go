@@ -95,7 +95,7 @@ func walkFiles(t *testing.T, s cdnapi.Store, project string, limit int, between 
 			return seen
 		}
 		last := page[len(page)-1]
-		p := FilePosition(last)
+		p := last.Position()
 		if after != nil && Newest(*after, p) >= 0 {
 			t.Fatalf("limit %d: the walk does not advance past %v", limit, *after)
 		}
@@ -126,7 +126,7 @@ func walkAssets(t *testing.T, s cdnapi.Store, region string, limit int) []cdnapi
 		if len(page) < limit {
 			return seen
 		}
-		p := AssetPosition(page[len(page)-1])
+		p := page[len(page)-1].Position()
 		if after != nil && Newest(*after, p) >= 0 {
 			t.Fatalf("limit %d: the walk does not advance past %v", limit, *after)
 		}
