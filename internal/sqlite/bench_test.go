@@ -2,30 +2,37 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/demo"
 	"github.com/cdnapi/cdnapi/internal/storetest"
 )
 
-// The database of BenchmarkListFiles: a million files, built once per test
+// The database of BenchmarkListFiles: a million files of project "default",
+// written as `cdnapi seed --files 1000000` writes them, built once per test
 // binary, and only when a benchmark asks for it.
 const (
 	benchFiles = 1_000_000
-	benchBatch = 10_000  // rows per PutFiles call, as cdnapi seed writes them
+	benchBatch = 10_000  // rows per PutFiles call in BenchmarkPutFiles
 	benchDeep  = 900_000 // rows before the page of the "deep" benchmark
+	benchEvery = 997     // rows between two positions of the "random" benchmark
 )
 
 var million struct {
-	once  sync.Once
-	dir   string
-	store *Store
-	deep  cdnapi.Position
-	err   error
+	once   sync.Once
+	dir    string
+	store  *Store
+	deep   cdnapi.Position
+	random []cdnapi.Position // positions all over the list, in random order
+	err    error
 }
 
 func TestMain(m *testing.M) {
@@ -39,9 +46,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// millionFiles returns the store of a million files of project "default",
-// and the position benchDeep rows into its list.
-func millionFiles(b *testing.B) (*Store, cdnapi.Position) {
+// millionFiles returns the store of a million files of project "default".
+// It also sets million.deep, the position benchDeep rows into its list, and
+// million.random.
+func millionFiles(b *testing.B) *Store {
 	million.once.Do(func() {
 		ctx := context.Background()
 		if million.dir, million.err = os.MkdirTemp("", "cdnapi-bench-"); million.err != nil {
@@ -56,76 +64,83 @@ func millionFiles(b *testing.B) (*Store, cdnapi.Position) {
 		if million.err = s.Migrate(ctx); million.err != nil {
 			return
 		}
-		var writing time.Duration
-		for i := range benchFiles / benchBatch {
-			files := inArrivalOrder(storetest.Files(benchBatch, "default", uint64(i)), i*benchBatch)
-			start := time.Now()
-			if million.err = storetest.Writer(s).PutFiles(ctx, files); million.err != nil {
-				return
-			}
-			writing += time.Since(start)
+		start := time.Now()
+		opts := demo.SeedOptions{Project: "default", Files: benchFiles, Seed: 1, Now: storetest.Epoch}
+		if million.err = s.Write(ctx, func(w cdnapi.Writer) error { return demo.Seed(ctx, w, opts) }); million.err != nil {
+			return
 		}
-		b.Logf("wrote %d files in %d PutFiles calls of %d: %v, %.0f rows/s",
-			benchFiles, benchFiles/benchBatch, benchBatch, writing.Round(time.Millisecond),
-			float64(benchFiles)/writing.Seconds())
+		b.Logf("seeded %d files in %v", benchFiles, time.Since(start).Round(time.Millisecond))
 
-		// Find the deep position the way a client would: by walking.
+		// Find the positions the way a client would: by walking.
 		var after *cdnapi.Position
-		for walked := 0; walked < benchDeep; {
-			page, err := s.ListFiles(ctx, cdnapi.FileQuery{Project: "default", After: after, Limit: min(10_000, benchDeep-walked)})
+		for walked := 0; walked+benchEvery+20 <= benchFiles; { // every position has a page after it
+			page, err := s.ListFiles(ctx, cdnapi.FileQuery{Project: "default", After: after, Limit: benchEvery})
 			if err != nil {
 				million.err = err
 				return
 			}
+			if walked < benchDeep && walked+len(page) >= benchDeep {
+				million.deep = page[benchDeep-walked-1].Position()
+			}
 			walked += len(page)
 			p := page[len(page)-1].Position()
 			after = &p
+			million.random = append(million.random, p)
 		}
-		million.deep = *after
+		r := rand.New(rand.NewPCG(1, 2))
+		r.Shuffle(len(million.random), func(i, j int) {
+			million.random[i], million.random[j] = million.random[j], million.random[i]
+		})
 	})
 	if million.err != nil {
 		b.Fatalf("building the million-file database: %v", million.err)
 	}
-	return million.store, million.deep
+	return million.store
 }
 
-// BenchmarkListFiles reads a page of 20 files at the start of a million-file
-// list and 900,000 rows into it. Keyset paging makes the two cost the same.
+// BenchmarkListFiles reads pages of 20 files of a million-file list: the
+// first page, the page 900,000 rows in, and pages at about a thousand
+// positions all over the list, one after the other in random order, as
+// clients that page through it at once would ask. Keyset paging makes them
+// cost about the same; the random pages also read table pages that the
+// reader's page cache does not hold.
 func BenchmarkListFiles(b *testing.B) {
-	for _, bc := range []struct {
-		name string
-		deep bool
-	}{
-		{"page1", false},
-		{"deep", true},
-	} {
-		// Each sub-benchmark asks for the database itself, so the one that
-		// builds it logs the build; b.Loop starts the clock afterwards.
-		query := func(b *testing.B) (*Store, cdnapi.FileQuery) {
-			s, deep := millionFiles(b)
-			q := cdnapi.FileQuery{Project: "default", Limit: 20}
-			if bc.deep {
-				q.After = &deep
+	for _, name := range []string{"page1", "deep", "random"} {
+		// after returns the cursor of the i-th page read. Each sub-benchmark
+		// asks for the database itself, so the one that builds it logs the
+		// build; b.Loop starts the clock afterwards.
+		after := func(i int) *cdnapi.Position {
+			switch name {
+			case "deep":
+				return &million.deep
+			case "random":
+				return &million.random[i%len(million.random)]
 			}
-			return s, q
+			return nil
 		}
-		b.Run(bc.name, func(b *testing.B) {
-			s, q := query(b)
-			for b.Loop() {
-				files, err := s.ListFiles(b.Context(), q)
-				if err != nil || len(files) != 20 {
-					b.Fatalf("ListFiles = %d files, %v", len(files), err)
+		read := func(s *Store, i int) error {
+			files, err := s.ListFiles(context.Background(), cdnapi.FileQuery{Project: "default", After: after(i), Limit: 20})
+			if err == nil && len(files) != 20 {
+				err = fmt.Errorf("%d files, want 20", len(files))
+			}
+			return err
+		}
+		b.Run(name, func(b *testing.B) {
+			s := millionFiles(b)
+			for i := 0; b.Loop(); i++ {
+				if err := read(s, i); err != nil {
+					b.Fatalf("ListFiles: %v", err)
 				}
 			}
 		})
-		b.Run(bc.name+"-parallel", func(b *testing.B) {
-			s, q := query(b)
+		b.Run(name+"-parallel", func(b *testing.B) {
+			s := millionFiles(b)
+			var next atomic.Int64
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					files, err := s.ListFiles(context.Background(), q)
-					if err != nil || len(files) != 20 {
-						b.Errorf("ListFiles = %d files, %v", len(files), err)
+					if err := read(s, int(next.Add(1))); err != nil {
+						b.Errorf("ListFiles: %v", err)
 						return
 					}
 				}

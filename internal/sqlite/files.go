@@ -12,10 +12,12 @@ import (
 // caller's limit may be large, and a page of the API fits well within it.
 const listPrealloc = 128
 
-// The file list queries. Both are range scans of files_by_project_created
-// that stop after LIMIT rows, so a page deep in the list costs what the
-// first one does. The row-value comparison is what SQLite turns into the
-// lower bound of the scan (see TestQueryPlans).
+// The file list queries. Both are range scans of the files table itself,
+// which is clustered on (project, created_at, id) (see migration 00007), read
+// backwards and stopped after LIMIT rows: one seek, then rows side by side,
+// so a page deep in the list costs what the first one does. The row-value
+// comparison is what SQLite turns into the bound of the scan (see
+// TestQueryPlans).
 const (
 	listFilesFirst = `SELECT id, created_at, filename, bytes, checksum FROM files
 		WHERE project = ?

@@ -4,6 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/storetest"
 )
 
 // errSchemaPending is returned by checkSchema when the database lacks
@@ -39,4 +46,92 @@ func (s *Store) checkSchema(ctx context.Context) error {
 		return fmt.Errorf("%w (database at version %d, binary at %d)", errSchemaPending, db, binary)
 	}
 	return nil
+}
+
+// TestMigrationKeepsFiles writes files of two projects, with many equal
+// creation times within and across the projects, into the schema before
+// 00007 (files clustered on id), migrates up, down and up again, and reads
+// every page of both lists after each step: the same files, in the same
+// order, cut into the same pages. Then a file written again with another
+// project and time moves, as ingest expects.
+func TestMigrationKeepsFiles(t *testing.T) {
+	const before = 6 // the last version with files clustered on id
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "m.db"), Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer s.Close()
+	p, err := s.provider()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(t.Context(), before); err != nil {
+		t.Fatalf("migrating to version %d: %v", before, err)
+	}
+	one, other := storetest.Files(300, "default", 81), storetest.Files(200, "other", 82)
+	for i := range other { // the same instants in both projects
+		other[i].CreatedAt = one[i].CreatedAt
+	}
+	if err := storetest.Writer(s).PutFiles(t.Context(), append(one, other...)); err != nil {
+		t.Fatalf("PutFiles into version %d: %v", before, err)
+	}
+	want := map[string][]cdnapi.File{"default": one, "other": other}
+	for _, files := range want {
+		storetest.SortFiles(files)
+	}
+
+	check := func(when string) {
+		t.Helper()
+		for project, files := range want {
+			if got := pagesOfFiles(t, s, project, 7); !slices.Equal(got, files) {
+				t.Fatalf("%s: project %s lists %d files, want %d, or in another order", when, project, len(got), len(files))
+			}
+		}
+	}
+	check(fmt.Sprintf("at version %d", before))
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	check("after migrating up")
+	if _, err := p.DownTo(t.Context(), before); err != nil {
+		t.Fatalf("migrating down to version %d: %v", before, err)
+	}
+	check("after migrating down")
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatalf("Migrate again: %v", err)
+	}
+	check("after migrating up again")
+
+	moved := want["default"][0]
+	moved.Project, moved.CreatedAt = "other", moved.CreatedAt.Add(-time.Hour)
+	if err := storetest.Writer(s).PutFiles(t.Context(), []cdnapi.File{moved}); err != nil {
+		t.Fatalf("PutFiles: %v", err)
+	}
+	want["default"] = want["default"][1:]
+	want["other"] = append(want["other"], moved)
+	storetest.SortFiles(want["other"])
+	check("after moving a file to another project")
+	var rows int
+	if err := s.read.QueryRowContext(t.Context(), `SELECT count(*) FROM files`).Scan(&rows); err != nil || rows != len(one)+len(other) {
+		t.Errorf("files holds %d rows (%v), want %d", rows, err, len(one)+len(other))
+	}
+}
+
+// pagesOfFiles reads the whole list of project in pages of limit files.
+func pagesOfFiles(t *testing.T, s *Store, project string, limit int) []cdnapi.File {
+	t.Helper()
+	var all []cdnapi.File
+	var after *cdnapi.Position
+	for {
+		page, err := s.ListFiles(t.Context(), cdnapi.FileQuery{Project: project, After: after, Limit: limit})
+		if err != nil {
+			t.Fatalf("ListFiles: %v", err)
+		}
+		all = append(all, page...)
+		if len(page) < limit {
+			return all
+		}
+		p := page[len(page)-1].Position()
+		after = &p
+	}
 }

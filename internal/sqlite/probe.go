@@ -8,10 +8,11 @@ import (
 
 // The probe reads the newest row of each list the way the list does, down
 // the same b-trees, so it costs a few page reads whatever the size of the
-// tables (see TestQueryPlans).
+// tables (see TestQueryPlans). The files table is the list's b-tree (see
+// migration 00007); the probe reads the newest file of the last project.
 const (
 	probeFiles = `SELECT id, created_at, filename, bytes, checksum FROM files
-		ORDER BY project, created_at DESC, id DESC LIMIT 1`
+		ORDER BY project DESC, created_at DESC, id DESC LIMIT 1`
 	probeAssets  = `SELECT id, created_at, path, bytes, cache_status, region FROM assets ORDER BY created_at DESC, id DESC LIMIT 1`
 	probeRegions = `SELECT code, name, zone, country, status FROM regions ORDER BY code LIMIT 1`
 )

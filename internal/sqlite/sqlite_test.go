@@ -216,14 +216,14 @@ func TestQueryPlans(t *testing.T) {
 		args  []any
 		want  string // a part of the plan
 	}{
-		{"files first", listFilesFirst, []any{"default", 20}, "SEARCH files USING INDEX files_by_project_created (project=?)"},
-		{"files after", listFilesAfter, append(append([]any{"default"}, after...), 20), "SEARCH files USING INDEX files_by_project_created (project=? AND (created_at,id)<(?,?))"},
+		{"files first", listFilesFirst, []any{"default", 20}, "SEARCH files USING PRIMARY KEY (project=?)"},
+		{"files after", listFilesAfter, append(append([]any{"default"}, after...), 20), "SEARCH files USING PRIMARY KEY (project=? AND (created_at,id)<(?,?))"},
 		{"assets first", listAssetsFirst, []any{20}, "SCAN assets"},
 		{"assets after", listAssetsAfter, append(after, 20), "SEARCH assets USING PRIMARY KEY ((created_at,id)<(?,?))"},
 		{"region assets first", listRegionAssetsFirst, []any{"FRA1", 20}, "SEARCH assets USING INDEX assets_by_region_created (region=?)"},
 		{"region assets after", listRegionAssetsAfter, append(append([]any{"FRA1"}, after...), 20), "SEARCH assets USING INDEX assets_by_region_created (region=? AND (created_at,id)<(?,?))"},
-		{"regions", listRegions, nil, "SCAN regions"}, // the primary key, in order
-		{"probe files", probeFiles, nil, "SCAN files USING INDEX files_by_project_created"},
+		{"regions", listRegions, nil, "SCAN regions"},     // the primary key, in order
+		{"probe files", probeFiles, nil, "SCAN files"},    // the primary key, backwards, stopping at 1
 		{"probe assets", probeAssets, nil, "SCAN assets"}, // the primary key, backwards, stopping at 1
 		{"probe regions", probeRegions, nil, "SCAN regions"},
 		{"delete assets: the oldest", deleteAssetsBefore, []any{int64(1), 10}, "SEARCH assets USING PRIMARY KEY (created_at<?)"},

@@ -61,6 +61,20 @@ func testUpsertFiles(t *testing.T, s cdnapi.Store) {
 	if n := len(listFiles(t, s, "elsewhere", cdnapi.MaxLimit)); n != 0 {
 		t.Errorf("project elsewhere has %d files, want none", n)
 	}
+
+	// A file written again with another project and time leaves its list
+	// for the other project's: a store that keeps files in list order must
+	// move the row, not add one.
+	moved.CreatedAt = Epoch.Add(-time.Hour)
+	putFiles(t, s, []cdnapi.File{moved})
+	if d := diffFiles([]cdnapi.File{moved}, listFiles(t, s, "elsewhere", cdnapi.MaxLimit)); d != "" {
+		t.Errorf("project elsewhere after moving a file there: %s", d)
+	}
+	for _, f := range listFiles(t, s, "default", cdnapi.MaxLimit) {
+		if f.ID == moved.ID {
+			t.Errorf("file %s is still listed in project default after moving to elsewhere", moved.ID)
+		}
+	}
 }
 
 func testUpsertAssets(t *testing.T, s cdnapi.Store) {
