@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -23,14 +24,17 @@ import (
 //
 // The least recently used page makes room for a new one, so a stream of
 // pages read once (a crawler's walk, deep cursors) passes through without
-// pushing out the page everyone reads. Entries past their time are skipped on
-// read and replaced, rather than swept by a timer, so an idle server does no
-// work for its cache.
+// pushing out the page everyone reads. An entry past its time is skipped on
+// read and replaced. A sweep drops such entries a TTL after a page was put in,
+// and again while any are left, so that a cache no one reads lets its memory
+// go, and an idle server does no work for it (a sweeper on a fixed tick, as
+// expirable.LRU has, woke every 10 ms per listener).
 type pageCache struct {
-	entries *lru.Cache[string, cachedPage]
-	ttl     time.Duration
-	renders singleflight.Group
-	counts  cacheCounters
+	entries  *lru.Cache[string, cachedPage]
+	ttl      time.Duration
+	renders  singleflight.Group
+	counts   cacheCounters
+	sweeping atomic.Bool // a sweep is scheduled
 }
 
 // cachedPage is an answer of the page cache and when its time is up.
@@ -105,7 +109,7 @@ func (c *pageCache) handler(parse parseList) http.Handler {
 					return nil, err
 				}
 				rep.precompute()
-				c.entries.Add(key, cachedPage{rep: rep, expires: time.Now().Add(c.ttl)})
+				c.add(key, rep)
 				return rep, nil
 			})
 			if err != nil {
@@ -116,4 +120,37 @@ func (c *pageCache) handler(parse parseList) http.Handler {
 		}
 		rep.serve(w, r)
 	})
+}
+
+// add keeps rep under key for the TTL and makes sure a sweep is scheduled.
+func (c *pageCache) add(key string, rep *representation) {
+	c.entries.Add(key, cachedPage{rep: rep, expires: time.Now().Add(c.ttl)})
+	c.scheduleSweep()
+}
+
+func (c *pageCache) scheduleSweep() {
+	if c.sweeping.CompareAndSwap(false, true) {
+		time.AfterFunc(c.ttl, c.sweep)
+	}
+}
+
+// sweep drops the entries past their time. While entries are left it runs
+// again a TTL later; when none are, it stops until the next add.
+func (c *pageCache) sweep() {
+	now := time.Now()
+	for _, key := range c.entries.Keys() {
+		// An entry put in again between the two calls is dropped with the
+		// old one: it is rendered again on its next read, no more.
+		if p, ok := c.entries.Peek(key); ok && !now.Before(p.expires) {
+			c.entries.Remove(key)
+		}
+	}
+	if c.entries.Len() > 0 {
+		time.AfterFunc(c.ttl, c.sweep)
+		return
+	}
+	c.sweeping.Store(false)
+	if c.entries.Len() > 0 { // an add came between Len and Store, and saw a sweep scheduled
+		c.scheduleSweep()
+	}
 }

@@ -58,3 +58,41 @@ func TestPageCacheMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestPageCacheSweeps checks that pages past their time leave the cache
+// when no one reads it, without counting as evictions, and that the sweep
+// then stops until a page is put in again.
+func TestPageCacheSweeps(t *testing.T) {
+	e := newEnv(t, nil)
+	cfg := Config{Store: e.store, Cursors: e.cursors, Project: DefaultProject, StoreTimeout: time.Minute}
+	counts := e.metrics.cacheCounters("sweep")
+	c := newPageCacheOf(8, 30*time.Millisecond, counts)
+	h := c.handler(filesRequest(cfg))
+	serve := func(target string) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", target, nil))
+		if rec.Code != 200 {
+			t.Fatalf("%s: %d %s", target, rec.Code, rec.Body)
+		}
+	}
+	for _, target := range []string{"/api/v1/files?limit=1", "/api/v1/files?limit=2", "/api/v1/files?limit=3"} {
+		serve(target)
+	}
+	if n := c.entries.Len(); n != 3 {
+		t.Fatalf("%d pages in the cache, want 3", n)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for c.entries.Len() > 0 || c.sweeping.Load() {
+		if time.Now().After(deadline) {
+			t.Fatalf("a second after their time: %d pages left, sweep scheduled %v", c.entries.Len(), c.sweeping.Load())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := testutil.ToFloat64(counts.evictions); got != 0 {
+		t.Errorf("%v evictions, want 0: pages past their time are not evicted", got)
+	}
+	serve("/api/v1/files?limit=1")
+	if n, s := c.entries.Len(), c.sweeping.Load(); n != 1 || !s {
+		t.Errorf("after a new page: %d pages, sweep scheduled %v; want 1, true", n, s)
+	}
+}
