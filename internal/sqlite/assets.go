@@ -50,13 +50,18 @@ func (s *Store) ListAssets(ctx context.Context, q cdnapi.AssetQuery) ([]cdnapi.A
 	}
 	defer rows.Close()
 	assets := make([]cdnapi.Asset, 0, min(q.Limit, listPrealloc))
+	// As in ListFiles, every row is scanned into the same variables. The
+	// cache status goes through a string: Scan into a named string type
+	// takes reflection.
+	var a cdnapi.Asset
+	var created int64
+	var status string
+	dest := []any{&a.ID, &created, &a.Path, &a.Bytes, &status, &a.Region}
 	for rows.Next() {
-		var a cdnapi.Asset
-		var created int64
-		if err := rows.Scan(&a.ID, &created, &a.Path, &a.Bytes, &a.CacheStatus, &a.Region); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("sqlite: list assets: %w", err)
 		}
-		a.CreatedAt = unixTime(created)
+		a.CreatedAt, a.CacheStatus = unixTime(created), cdnapi.CacheStatus(status)
 		assets = append(assets, a)
 	}
 	if err := rows.Err(); err != nil {

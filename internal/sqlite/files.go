@@ -46,10 +46,14 @@ func (s *Store) ListFiles(ctx context.Context, q cdnapi.FileQuery) ([]cdnapi.Fil
 	}
 	defer rows.Close()
 	files := make([]cdnapi.File, 0, min(q.Limit, listPrealloc))
+	// Every row is scanned into the same variables: what Scan points into
+	// moves to the heap, and a File and an int64 made anew for each row
+	// were two allocations a row, about a sixth of a page's.
+	f := cdnapi.File{Project: q.Project}
+	var created int64
+	dest := []any{&f.ID, &created, &f.Filename, &f.Bytes, &f.Checksum}
 	for rows.Next() {
-		f := cdnapi.File{Project: q.Project}
-		var created int64
-		if err := rows.Scan(&f.ID, &created, &f.Filename, &f.Bytes, &f.Checksum); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("sqlite: list files: %w", err)
 		}
 		f.CreatedAt = unixTime(created)
