@@ -61,13 +61,15 @@ func (w *recordingWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter
 
 // logRequests writes one access-log line to log and one metrics observation
 // per request. level is Info on the public listeners and Debug on admin,
-// whose scrapes and probes would otherwise drown the log.
+// whose scrapes and probes would otherwise drown the log. It must be inside
+// withRequest, whose request state it fills in and records the answer in.
 func logRequests(log *slog.Logger, level slog.Level, m *Metrics, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		st := state(r.Context())
 		st.start = start
-		rw := &recordingWriter{ResponseWriter: w}
+		rw := &st.answer
+		rw.ResponseWriter = w
 		next.ServeHTTP(rw, r)
 		elapsed := time.Since(start)
 		if rw.status == 0 {
@@ -85,25 +87,63 @@ func logRequests(log *slog.Logger, level slog.Level, m *Metrics, next http.Handl
 		if client == "" {
 			client = peerIP(r.RemoteAddr)
 		}
-		attrs := [...]slog.Attr{
-			slog.String("request_id", st.id),
-			slog.String("listener", st.listener),
-			slog.String("method", r.Method),
-			slog.String("path", logTarget(r.URL.Path, r.URL.RawQuery)),
-			slog.String("route", route),
-			slog.Int("status", rw.status),
-			slog.Int64("bytes", rw.bytes),
-			slog.Float64("duration_seconds", elapsed.Seconds()),
-			slog.String("client_addr", client),
-			slog.String("user_agent", truncate(r.UserAgent(), maxLoggedUserAgent)),
-			slog.String("key_id", st.keyID),
+		line := accessLine{
+			requestID:  st.id,
+			listener:   st.listener,
+			method:     r.Method,
+			path:       logTarget(r.URL.Path, r.URL.RawQuery),
+			route:      route,
+			status:     rw.status,
+			bytes:      rw.bytes,
+			duration:   elapsed,
+			clientAddr: client,
+			userAgent:  truncate(r.UserAgent(), maxLoggedUserAgent),
+			keyID:      st.keyID,
 		}
-		n := len(attrs)
-		if st.keyID == "" {
-			n-- // no key: leave the field out rather than log ""
+		// The line is stamped with the time the answer was done, as slog
+		// would stamp it, without reading the clock a third time.
+		end := start.Add(elapsed)
+		if h, ok := log.Handler().(*accessLogHandler); ok {
+			_ = h.writeRequest(end, level, &line) // as slog.Logger does, a failed write is dropped
+			return
 		}
-		log.LogAttrs(r.Context(), level, "request", attrs[:n]...)
+		var attrs [11]slog.Attr
+		rec := slog.NewRecord(end, level, "request", 0)
+		rec.AddAttrs(line.attrs(&attrs)...)
+		_ = log.Handler().Handle(r.Context(), rec)
 	})
+}
+
+// accessLine is the access-log line of one request.
+type accessLine struct {
+	requestID, listener, method, path, route string
+	status                                   int
+	bytes                                    int64
+	duration                                 time.Duration
+	clientAddr, userAgent                    string
+	keyID                                    string // "" when no key authenticated the request
+}
+
+// attrs returns the attributes of l, in the order of the line, in buf. A
+// request without a key has no key_id rather than an empty one.
+func (l *accessLine) attrs(buf *[11]slog.Attr) []slog.Attr {
+	*buf = [...]slog.Attr{
+		slog.String("request_id", l.requestID),
+		slog.String("listener", l.listener),
+		slog.String("method", l.method),
+		slog.String("path", l.path),
+		slog.String("route", l.route),
+		slog.Int("status", l.status),
+		slog.Int64("bytes", l.bytes),
+		slog.Float64("duration_seconds", l.duration.Seconds()),
+		slog.String("client_addr", l.clientAddr),
+		slog.String("user_agent", l.userAgent),
+		slog.String("key_id", l.keyID),
+	}
+	if l.keyID == "" {
+		return buf[:len(buf)-1]
+	}
+	return buf[:]
 }
 
 // The longest path-with-query and user agent an access-log line keeps, so

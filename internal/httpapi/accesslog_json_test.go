@@ -72,3 +72,59 @@ func TestAccessLogHandler(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteRequest checks that the access log's own path, writeRequest,
+// writes byte for byte what Handle writes for a record of the same line,
+// and what slog.NewJSONHandler writes, decoded.
+func TestWriteRequest(t *testing.T) {
+	at := time.Date(2026, 11, 20, 14, 3, 7, 123456789, time.UTC)
+	line := accessLine{
+		requestID: "req_1", listener: "api", method: "GET", path: `/api/v1/files?limit=5&x="<é>"`,
+		route: "/api/v1/files", status: 200, bytes: 4272, duration: 123456 * time.Nanosecond,
+		clientAddr: "192.0.2.7", userAgent: "curl \"x\" & \x01\xff",
+	}
+	keyed := line
+	keyed.keyID = "key_abc"
+	for _, tc := range []struct {
+		name string
+		line accessLine
+		with func(slog.Handler) slog.Handler
+	}{
+		{"no key", line, func(h slog.Handler) slog.Handler { return h }},
+		{"key", keyed, func(h slog.Handler) slog.Handler { return h }},
+		{"WithAttrs", line, func(h slog.Handler) slog.Handler { return h.WithAttrs([]slog.Attr{slog.String("svc", "cdnapi")}) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var attrs [11]slog.Attr
+			rec := slog.NewRecord(at, slog.LevelInfo, "request", 0)
+			rec.AddAttrs(tc.line.attrs(&attrs)...)
+
+			var fast, handled, std countingBuffer
+			if err := tc.with(NewAccessLogHandler(&fast, nil)).(*accessLogHandler).writeRequest(at, slog.LevelInfo, &tc.line); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.with(NewAccessLogHandler(&handled, nil)).Handle(t.Context(), rec); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.with(slog.NewJSONHandler(&std, nil)).Handle(t.Context(), rec); err != nil {
+				t.Fatal(err)
+			}
+			if fast.writes != 1 || fast.String() != handled.String() {
+				t.Errorf("writeRequest: %d writes of\n%s want Handle's\n%s", fast.writes, fast.String(), handled.String())
+			}
+			var f, s map[string]any
+			if err := json.Unmarshal(fast.Bytes(), &f); err != nil {
+				t.Fatalf("%q: %v", fast.String(), err)
+			}
+			if err := json.Unmarshal(std.Bytes(), &s); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(f, s) {
+				t.Errorf("writeRequest wrote\n%s slog.JSONHandler\n%s", fast.String(), std.String())
+			}
+			if _, ok := f["key_id"]; ok != (tc.line.keyID != "") {
+				t.Errorf("key_id present %v for key %q", ok, tc.line.keyID)
+			}
+		})
+	}
+}

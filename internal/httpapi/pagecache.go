@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -20,10 +20,23 @@ import (
 // adds no staleness a client could not see anyway. Errors are never kept.
 // Concurrent misses on one URL render it once (singleflight), so a burst on a
 // cold page does not become a burst on the store.
+//
+// The least recently used page makes room for a new one, so a stream of
+// pages read once (a crawler's walk, deep cursors) passes through without
+// pushing out the page everyone reads. Entries past their time are skipped on
+// read and replaced, rather than swept by a timer, so an idle server does no
+// work for its cache.
 type pageCache struct {
-	entries *expirable.LRU[string, *representation]
+	entries *lru.Cache[string, cachedPage]
+	ttl     time.Duration
 	renders singleflight.Group
 	counts  cacheCounters
+}
+
+// cachedPage is an answer of the page cache and when its time is up.
+type cachedPage struct {
+	rep     *representation
+	expires time.Time
 }
 
 // pageCacheEntries bounds the memory of the cache: a page of 100 items is
@@ -36,7 +49,24 @@ func newPageCache(ttl time.Duration, counts cacheCounters) *pageCache {
 	if ttl <= 0 {
 		return nil
 	}
-	return &pageCache{entries: expirable.NewLRU[string, *representation](pageCacheEntries, nil, ttl), counts: counts}
+	return newPageCacheOf(pageCacheEntries, ttl, counts)
+}
+
+// newPageCacheOf returns a cache of at most size pages.
+func newPageCacheOf(size int, ttl time.Duration, counts cacheCounters) *pageCache {
+	c := &pageCache{ttl: ttl, counts: counts}
+	// An entry dropped for room while still fresh is an eviction; one
+	// past its time that makes room was due to go anyway.
+	entries, err := lru.NewWithEvict(size, func(_ string, p cachedPage) {
+		if time.Now().Before(p.expires) {
+			counts.evictions.Inc()
+		}
+	})
+	if err != nil {
+		panic(err) // size is not positive: a programming error
+	}
+	c.entries = entries
+	return c
 }
 
 // handler serves the pages that parse asks for, through the cache when there
@@ -60,8 +90,9 @@ func (c *pageCache) handler(parse parseList) http.Handler {
 			return
 		}
 		key := req.key
-		rep, ok := c.entries.Get(key)
-		if ok {
+		page, ok := c.entries.Get(key)
+		rep := page.rep
+		if ok && requestTime(r.Context()).Before(page.expires) {
 			c.counts.hits.Inc()
 		} else {
 			c.counts.misses.Inc()
@@ -74,9 +105,7 @@ func (c *pageCache) handler(parse parseList) http.Handler {
 					return nil, err
 				}
 				rep.precompute()
-				if c.entries.Add(key, rep) {
-					c.counts.evictions.Inc()
-				}
+				c.entries.Add(key, cachedPage{rep: rep, expires: time.Now().Add(c.ttl)})
 				return rep, nil
 			})
 			if err != nil {

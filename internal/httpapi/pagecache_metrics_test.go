@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
@@ -37,7 +36,7 @@ func TestPageCacheMetrics(t *testing.T) {
 
 	// A cache of two pages drops the least recently used for a third.
 	cfg := Config{Store: e.store, Cursors: e.cursors, Project: DefaultProject, StoreTimeout: time.Minute}
-	c := &pageCache{entries: expirable.NewLRU[string, *representation](2, nil, time.Hour), counts: e.metrics.cacheCounters("small")}
+	c := newPageCacheOf(2, time.Hour, e.metrics.cacheCounters("small"))
 	h := c.handler(filesRequest(cfg))
 	for _, step := range []struct {
 		target string

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"log/slog"
 	"net/http"
@@ -184,6 +185,9 @@ func BenchmarkHotPage(b *testing.B) {
 	loggedSlog := NewAPI(cfg)
 	cfg.AccessLog = slog.New(NewAccessLogHandler(accessBuf, slog.LevelInfo))
 	logged := NewAPI(cfg)
+	// And as serve wires it: the access log and the metrics.
+	cfg.Metrics = NewMetrics(prometheus.NewRegistry())
+	served := NewAPI(cfg)
 
 	const target = "/api/v1/files?limit=20"
 	rec := httptest.NewRecorder()
@@ -203,6 +207,7 @@ func BenchmarkHotPage(b *testing.B) {
 		{"cached", cached, target},
 		{"cached, access log", logged, target},
 		{"cached, access log by slog.JSONHandler", loggedSlog, target},
+		{"cached, access log, metrics", served, target},
 		{"uncached", uncached, target},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
@@ -218,4 +223,20 @@ func BenchmarkHotPage(b *testing.B) {
 			}
 		})
 	}
+	// Under concurrent requests, as a server sees them, what the requests
+	// share (the cache's entry, the log's buffer, the counters) is contended:
+	// ns/op is then wall time with every CPU busy, so CPU per answer is
+	// GOMAXPROCS times it.
+	b.Run("parallel, cached, access log, metrics", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetParallelism(16)
+		b.RunParallel(func(pb *testing.PB) {
+			req := httptest.NewRequest(http.MethodGet, target, nil)
+			w := &discardWriter{header: http.Header{}}
+			for pb.Next() {
+				clear(w.header)
+				served.ServeHTTP(w, req)
+			}
+		})
+	})
 }
