@@ -28,35 +28,41 @@ const (
 )
 
 // ListAssets returns up to q.Limit assets, newest first, of q.Region or, when
-// it is "", of every region, after q.After when it is set.
+// it is "", of every region, after q.After when it is set. ctx bounds the
+// wait for a read connection, as in ListFiles.
 func (s *Store) ListAssets(ctx context.Context, q cdnapi.AssetQuery) ([]cdnapi.Asset, error) {
 	if q.Limit < 1 {
 		return nil, fmt.Errorf("sqlite: list assets: limit %d is below 1", q.Limit)
 	}
-	var rows *sql.Rows
+	var rows *readRows
 	var err error
 	switch {
 	case q.Region == "" && q.After == nil:
-		rows, err = s.query(ctx, listAssetsFirst, q.Limit)
+		rows, err = s.queryPage(ctx, q.Limit, listAssetsFirst, q.Limit)
 	case q.Region == "":
-		rows, err = s.query(ctx, listAssetsAfter, q.After.CreatedAt.Unix(), q.After.ID, q.Limit)
+		rows, err = s.queryPage(ctx, q.Limit, listAssetsAfter, q.After.CreatedAt.Unix(), q.After.ID, q.Limit)
 	case q.After == nil:
-		rows, err = s.query(ctx, listRegionAssetsFirst, q.Region, q.Limit)
+		rows, err = s.queryPage(ctx, q.Limit, listRegionAssetsFirst, q.Region, q.Limit)
 	default:
-		rows, err = s.query(ctx, listRegionAssetsAfter, q.Region, q.After.CreatedAt.Unix(), q.After.ID, q.Limit)
+		rows, err = s.queryPage(ctx, q.Limit, listRegionAssetsAfter, q.Region, q.After.CreatedAt.Unix(), q.After.ID, q.Limit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list assets: %w", err)
 	}
 	defer rows.Close()
 	assets := make([]cdnapi.Asset, 0, min(q.Limit, listPrealloc))
+	// As in ListFiles, every row is scanned into the same variables. The
+	// cache status goes through a string: Scan into a named string type
+	// takes reflection.
+	var a cdnapi.Asset
+	var created int64
+	var status string
+	dest := []any{&a.ID, &created, &a.Path, &a.Bytes, &status, &a.Region}
 	for rows.Next() {
-		var a cdnapi.Asset
-		var created int64
-		if err := rows.Scan(&a.ID, &created, &a.Path, &a.Bytes, &a.CacheStatus, &a.Region); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("sqlite: list assets: %w", err)
 		}
-		a.CreatedAt = unixTime(created)
+		a.CreatedAt, a.CacheStatus = unixTime(created), cdnapi.CacheStatus(status)
 		assets = append(assets, a)
 	}
 	if err := rows.Err(); err != nil {

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/cdnapi/cdnapi"
@@ -28,28 +27,33 @@ const (
 )
 
 // ListFiles returns up to q.Limit files of q.Project, newest first, after
-// q.After when it is set.
+// q.After when it is set. ctx bounds the wait for a read connection; a page
+// of at most cdnapi.MaxLimit files then runs to its end (see read.go).
 func (s *Store) ListFiles(ctx context.Context, q cdnapi.FileQuery) ([]cdnapi.File, error) {
 	if q.Limit < 1 {
 		// SQLite reads LIMIT -1 as "no limit"; refuse rather than scan it all.
 		return nil, fmt.Errorf("sqlite: list files: limit %d is below 1", q.Limit)
 	}
-	var rows *sql.Rows
+	var rows *readRows
 	var err error
 	if q.After == nil {
-		rows, err = s.query(ctx, listFilesFirst, q.Project, q.Limit)
+		rows, err = s.queryPage(ctx, q.Limit, listFilesFirst, q.Project, q.Limit)
 	} else {
-		rows, err = s.query(ctx, listFilesAfter, q.Project, q.After.CreatedAt.Unix(), q.After.ID, q.Limit)
+		rows, err = s.queryPage(ctx, q.Limit, listFilesAfter, q.Project, q.After.CreatedAt.Unix(), q.After.ID, q.Limit)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list files: %w", err)
 	}
 	defer rows.Close()
 	files := make([]cdnapi.File, 0, min(q.Limit, listPrealloc))
+	// Every row is scanned into the same variables: what Scan points into
+	// moves to the heap, and a File and an int64 made anew for each row
+	// were two allocations a row, about a sixth of a page's.
+	f := cdnapi.File{Project: q.Project}
+	var created int64
+	dest := []any{&f.ID, &created, &f.Filename, &f.Bytes, &f.Checksum}
 	for rows.Next() {
-		f := cdnapi.File{Project: q.Project}
-		var created int64
-		if err := rows.Scan(&f.ID, &created, &f.Filename, &f.Bytes, &f.Checksum); err != nil {
+		if err := rows.Scan(dest...); err != nil {
 			return nil, fmt.Errorf("sqlite: list files: %w", err)
 		}
 		f.CreatedAt = unixTime(created)

@@ -82,7 +82,7 @@ const incidentColumns = `id, component, status, message, started_at, resolved_at
 // ListIncidents returns up to q.Limit incidents, newest first, after
 // q.After.
 func (s *Store) ListIncidents(ctx context.Context, q cdnapi.IncidentQuery) ([]cdnapi.Incident, error) {
-	var rows *sql.Rows
+	var rows *readRows
 	var err error
 	if q.After == nil {
 		rows, err = s.query(ctx, `SELECT `+incidentColumns+` FROM incidents
@@ -108,7 +108,7 @@ func (s *Store) IncidentsSince(ctx context.Context, since time.Time) ([]cdnapi.I
 	return scanIncidents(rows)
 }
 
-func scanIncidents(rows *sql.Rows) ([]cdnapi.Incident, error) {
+func scanIncidents(rows *readRows) ([]cdnapi.Incident, error) {
 	defer rows.Close()
 	var out []cdnapi.Incident
 	for rows.Next() {

@@ -76,6 +76,8 @@ type Store struct {
 
 	mu       sync.Mutex
 	prepared map[string]*sql.Stmt // read queries prepared on s.read, by text
+
+	slots chan struct{} // one per connection of s.read (see read.go)
 }
 
 var _ cdnapi.Store = (*Store)(nil)
@@ -133,7 +135,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		write.Close()
 		return nil, err
 	}
-	return &Store{read: read, write: write, probe: probe, prepared: make(map[string]*sql.Stmt)}, nil
+	return &Store{
+		read: read, write: write, probe: probe,
+		prepared: make(map[string]*sql.Stmt),
+		slots:    make(chan struct{}, opts.ReadConns),
+	}, nil
 }
 
 // writerParams returns the DSN parameters of the writer. modernc.org/sqlite
@@ -179,44 +185,6 @@ func (s *Store) Close() error {
 	clear(s.prepared)
 	s.mu.Unlock()
 	return errors.Join(append(errs, s.probe.Close(), s.read.Close(), s.write.Close())...)
-}
-
-// stmt returns query prepared on the read pool. Parsing and planning cost
-// about as much as reading a page of 20 rows, so each read query is
-// prepared once; database/sql then prepares it on each pooled connection
-// the first time that connection runs it. A query that fails to prepare,
-// say before Migrate has created its table, is tried again next time.
-func (s *Store) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if st, ok := s.prepared[query]; ok {
-		return st, nil
-	}
-	st, err := s.read.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	s.prepared[query] = st
-	return st, nil
-}
-
-// query runs a read query through its prepared statement.
-func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	st, err := s.stmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return st.QueryContext(ctx, args...)
-}
-
-// queryRow runs a read query that returns at most one row and scans it
-// into dest. It returns sql.ErrNoRows when there is no row.
-func (s *Store) queryRow(ctx context.Context, query string, args []any, dest ...any) error {
-	st, err := s.stmt(ctx, query)
-	if err != nil {
-		return err
-	}
-	return st.QueryRowContext(ctx, args...).Scan(dest...)
 }
 
 // unixTime converts the stored unix seconds back to a UTC time.
