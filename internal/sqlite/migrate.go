@@ -49,8 +49,18 @@ func (s *Store) Migrate(ctx context.Context) error {
 	if db > binary {
 		return fmt.Errorf("%w (database at version %d, binary knows up to %d)", ErrSchemaNewer, db, binary)
 	}
-	if _, err := p.Up(ctx); err != nil {
+	applied, err := p.Up(ctx)
+	if err != nil {
 		return fmt.Errorf("sqlite: migrate: %w", err)
+	}
+	if len(applied) > 0 {
+		// A migration that rewrites a table fills the writer's page cache
+		// (up to writerCacheKiB), which the connection would otherwise keep
+		// for as long as serve runs: 383 MiB of RSS after 00007 on a million
+		// files. Hand it back; the writer of serve needs little.
+		if _, err := s.write.ExecContext(ctx, "PRAGMA shrink_memory"); err != nil {
+			return fmt.Errorf("sqlite: migrate: release the writer's cache: %w", err)
+		}
 	}
 	return nil
 }
