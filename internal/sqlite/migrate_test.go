@@ -56,31 +56,15 @@ func (s *Store) checkSchema(ctx context.Context) error {
 // project and time moves, as ingest expects.
 func TestMigrationKeepsFiles(t *testing.T) {
 	const before = 6 // the last version with files clustered on id
-	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "m.db"), Options{})
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	defer s.Close()
-	p, err := s.provider()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(t.Context(), before); err != nil {
-		t.Fatalf("migrating to version %d: %v", before, err)
-	}
 	one, other := storetest.Files(300, "default", 81), storetest.Files(200, "other", 82)
 	for i := range other { // the same instants in both projects
 		other[i].CreatedAt = one[i].CreatedAt
 	}
-	if err := storetest.Writer(s).PutFiles(t.Context(), append(one, other...)); err != nil {
-		t.Fatalf("PutFiles into version %d: %v", before, err)
-	}
-	want := map[string][]cdnapi.File{"default": one, "other": other}
+	want := map[string][]cdnapi.File{"default": slices.Clone(one), "other": slices.Clone(other)}
 	for _, files := range want {
 		storetest.SortFiles(files)
 	}
-
-	check := func(when string) {
+	check := func(s *Store, when string) {
 		t.Helper()
 		for project, files := range want {
 			if got := pagesOfFiles(t, s, project, 7); !slices.Equal(got, files) {
@@ -88,19 +72,9 @@ func TestMigrationKeepsFiles(t *testing.T) {
 			}
 		}
 	}
-	check(fmt.Sprintf("at version %d", before))
-	if err := s.Migrate(t.Context()); err != nil {
-		t.Fatalf("Migrate: %v", err)
-	}
-	check("after migrating up")
-	if _, err := p.DownTo(t.Context(), before); err != nil {
-		t.Fatalf("migrating down to version %d: %v", before, err)
-	}
-	check("after migrating down")
-	if err := s.Migrate(t.Context()); err != nil {
-		t.Fatalf("Migrate again: %v", err)
-	}
-	check("after migrating up again")
+	s := migrationRoundTrip(t, before, func(s *Store) error {
+		return storetest.Writer(s).PutFiles(t.Context(), append(one, other...))
+	}, check)
 
 	moved := want["default"][0]
 	moved.Project, moved.CreatedAt = "other", moved.CreatedAt.Add(-time.Hour)
@@ -110,11 +84,48 @@ func TestMigrationKeepsFiles(t *testing.T) {
 	want["default"] = want["default"][1:]
 	want["other"] = append(want["other"], moved)
 	storetest.SortFiles(want["other"])
-	check("after moving a file to another project")
+	check(s, "after moving a file to another project")
 	var rows int
 	if err := s.read.QueryRowContext(t.Context(), `SELECT count(*) FROM files`).Scan(&rows); err != nil || rows != len(one)+len(other) {
 		t.Errorf("files holds %d rows (%v), want %d", rows, err, len(one)+len(other))
 	}
+}
+
+// migrationRoundTrip opens a store on a new file migrated to version, has
+// fill write into it, and runs check there, after migrating up, after
+// migrating down to version and after migrating up again. It returns the
+// store, at the newest version.
+func migrationRoundTrip(t *testing.T, version int64, fill func(*Store) error, check func(s *Store, when string)) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "m.db"), Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	p, err := s.provider()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(t.Context(), version); err != nil {
+		t.Fatalf("migrating to version %d: %v", version, err)
+	}
+	if err := fill(s); err != nil {
+		t.Fatalf("writing into version %d: %v", version, err)
+	}
+	check(s, fmt.Sprintf("at version %d", version))
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	check(s, "after migrating up")
+	if _, err := p.DownTo(t.Context(), version); err != nil {
+		t.Fatalf("migrating down to version %d: %v", version, err)
+	}
+	check(s, "after migrating down")
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatalf("Migrate again: %v", err)
+	}
+	check(s, "after migrating up again")
+	return s
 }
 
 // pagesOfFiles reads the whole list of project in pages of limit files.

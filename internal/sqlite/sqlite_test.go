@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -355,24 +356,12 @@ func TestPingRespectsContext(t *testing.T) {
 // TestMigrationKeepsAssets writes assets into the first schema, migrates
 // up, down and up again, and reads the same assets after each step.
 func TestMigrationKeepsAssets(t *testing.T) {
-	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "m.db"), Options{})
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	defer s.Close()
-	p, err := s.provider()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(t.Context(), 1); err != nil {
-		t.Fatalf("migrating to version 1: %v", err)
-	}
 	assets := storetest.Assets(500, storetest.RegionCodes(storetest.Regions()), 61)
-	if err := storetest.Writer(s).PutAssets(t.Context(), assets); err != nil {
-		t.Fatalf("PutAssets into version 1: %v", err)
-	}
-	storetest.SortAssets(assets)
-	check := func(when string) {
+	sorted := slices.Clone(assets)
+	storetest.SortAssets(sorted)
+	migrationRoundTrip(t, 1, func(s *Store) error {
+		return storetest.Writer(s).PutAssets(t.Context(), assets)
+	}, func(s *Store, when string) {
 		t.Helper()
 		var got []cdnapi.Asset
 		var after *cdnapi.Position
@@ -388,26 +377,13 @@ func TestMigrationKeepsAssets(t *testing.T) {
 			p := page[len(page)-1].Position()
 			after = &p
 		}
-		if len(got) != len(assets) {
-			t.Fatalf("%s: %d assets, want %d", when, len(got), len(assets))
+		if len(got) != len(sorted) {
+			t.Fatalf("%s: %d assets, want %d", when, len(got), len(sorted))
 		}
 		for i := range got {
-			if got[i] != assets[i] {
-				t.Fatalf("%s: asset %d = %+v, want %+v", when, i, got[i], assets[i])
+			if got[i] != sorted[i] {
+				t.Fatalf("%s: asset %d = %+v, want %+v", when, i, got[i], sorted[i])
 			}
 		}
-	}
-	check("at version 1")
-	if err := s.Migrate(t.Context()); err != nil {
-		t.Fatalf("Migrate: %v", err)
-	}
-	check("after migrating up")
-	if _, err := p.DownTo(t.Context(), 1); err != nil {
-		t.Fatalf("migrating down to version 1: %v", err)
-	}
-	check("after migrating down")
-	if err := s.Migrate(t.Context()); err != nil {
-		t.Fatalf("Migrate again: %v", err)
-	}
-	check("after migrating up again")
+	})
 }
