@@ -88,6 +88,10 @@ type Writer interface {
 	PutFiles(ctx context.Context, files []File) error
 	PutAssets(ctx context.Context, assets []Asset) error
 	PutRegions(ctx context.Context, regions []Region) error
+	// MoveLogPosition commits a follower's position with the rows it
+	// covers; it is not an upsert but a compare-and-set (see
+	// LogPositionWriter).
+	LogPositionWriter
 }
 
 // Transactor writes records in transactions.
@@ -152,5 +156,6 @@ type Store interface {
 	AssetPruner
 	SecretKeeper
 	OverrideStore
+	LogPositionReader
 	Lifecycle
 }
