@@ -39,7 +39,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Subsystem: "store",
 			Name:      "errors_total",
 			Help: "Store calls that failed, by engine, operation and kind: timeout (a deadline, statement_timeout or busy_timeout passed), " +
-				"canceled (the caller went away), rejected (the store refused the input) or unavailable (anything else: " +
+				"canceled (the caller went away), rejected (the store refused the input, or a log position another follower had moved) or unavailable (anything else: " +
 				"the database is down, closed or broken). A record that does not exist is not an error.",
 		}, []string{"engine", "operation", "kind"}),
 		deleted: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -73,6 +73,10 @@ func ErrorKind(err error) string {
 		return KindTimeout
 	case errors.Is(err, context.Canceled):
 		return KindCanceled
+	case errors.Is(err, cdnapi.ErrPositionMoved):
+		// Another follower of the stream committed first: the store
+		// answered, and refused the move, as it should.
+		return KindRejected
 	}
 	// The engines' own time limits. PostgreSQL's statement_timeout ends a
 	// statement with SQLSTATE 57014 (query_canceled); SQLite gives up on a

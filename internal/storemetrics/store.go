@@ -20,7 +20,7 @@ type Store interface {
 
 // measured is a Store whose calls are recorded in Metrics. Each method
 // calls the store's and records its time and error; the calls of a Write's
-// transaction are measured as the one write.
+// transaction, a MoveLogPosition among them, are measured as the one write.
 type measured struct {
 	inner  Store
 	m      *Metrics
@@ -56,6 +56,9 @@ const (
 	opListIncidents
 	opIncidentsSince
 	opDeleteHistoryBefore
+	opLogPosition
+	opLogPositions
+	opDeleteLogPosition
 	numOps
 )
 
@@ -69,6 +72,7 @@ var opNames = [numOps]string{
 	"create_key", "api_keys", "revoke_key", "touch_keys",
 	"record_status_change", "status_changes", "update_incident",
 	"list_incidents", "incidents_since", "delete_history_before",
+	"log_position", "log_positions", "delete_log_position",
 }
 
 // Wrap returns st with every call recorded in m under the engine's name

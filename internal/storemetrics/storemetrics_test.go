@@ -37,6 +37,7 @@ func TestErrorKind(t *testing.T) {
 		{fmt.Errorf("query: %w", context.DeadlineExceeded), storemetrics.KindTimeout},
 		{context.Canceled, storemetrics.KindCanceled},
 		{cdnapi.Errorf(cdnapi.CodeParameterInvalid, "status", "unknown status"), storemetrics.KindRejected},
+		{fmt.Errorf("sqlite: move log position of a: %w", cdnapi.ErrPositionMoved), storemetrics.KindRejected},
 		{errors.New("dial tcp: connection refused"), storemetrics.KindUnavailable},
 	}
 	for _, tt := range tests {

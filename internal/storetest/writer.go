@@ -26,6 +26,11 @@ func (o oneShot) PutRegions(ctx context.Context, regions []cdnapi.Region) error 
 	return put(ctx, o.s, regions, cdnapi.Writer.PutRegions)
 }
 
+// MoveLogPosition moves a position in a Write of its own, with no rows.
+func (o oneShot) MoveLogPosition(ctx context.Context, from, to cdnapi.LogPosition) error {
+	return o.s.Write(ctx, func(w cdnapi.Writer) error { return w.MoveLogPosition(ctx, from, to) })
+}
+
 func put[T any](ctx context.Context, s cdnapi.Transactor, records []T, method func(cdnapi.Writer, context.Context, []T) error) error {
 	if len(records) == 0 {
 		return nil
