@@ -132,6 +132,9 @@ func (lf *logFile) noteHead(at int64, raw []byte) {
 	lf.head, lf.headLen = hex.EncodeToString(sum[:]), int64(len(lf.headBuf))
 }
 
+// forgetHead drops the fingerprint, of a file truncated since it was made.
+func (lf *logFile) forgetHead() { lf.head, lf.headLen, lf.headBuf = "", 0, nil }
+
 // headChanged reports whether the bytes the fingerprint covers are no
 // longer those it was made of: the file was truncated and written again.
 func (lf *logFile) headChanged() bool {

@@ -118,6 +118,7 @@ func (t *tailer) start(lf *logFile, off int64) error {
 // was at position p of it: with the copy of it that copytruncate made, if
 // it is there, from p's offset, and then with live from its start.
 func (t *tailer) afterTruncation(live *logFile, p cdnapi.LogPosition) error {
+	live.forgetHead() // it starts again from nothing
 	cp, err := findFile(t.path, p)
 	if err != nil {
 		live.close()
