@@ -28,6 +28,7 @@ var commands = []command{
 	{"seed", "write deterministic demo data", runSeed},
 	{"migrate", "apply the database schema", runMigrate},
 	{"ingest", "load files, assets or regions from NDJSON", runIngest},
+	{"follow", "tail an nginx edge's access log into the assets, exactly once", runFollow},
 	{"prune", "delete assets older than a given age", runPrune},
 	{"backup", "copy the SQLite database to a file, safely while serving", runBackup},
 	{"regions", "list regions, or set the status of one", runRegions},
