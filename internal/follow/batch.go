@@ -147,7 +147,7 @@ func (f *follower) commit(ctx context.Context, pos cdnapi.LogPosition, batches <
 			return nil
 		}
 		f.cfg.Metrics.committed(b, next, time.Since(start), f.cfg.Now())
-		if !next.SameFile(pos) {
+		if pos.Inode != 0 && !next.SameFile(pos) {
 			f.log.Info("following a new file", "file", next.Path, "inode", next.Inode)
 		}
 		pos = next

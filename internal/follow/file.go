@@ -206,6 +206,12 @@ func rotated(path string) []string {
 	return paths
 }
 
+// oldestFirst reverses rotated's order.
+func oldestFirst(paths []string) []string {
+	slices.Reverse(paths)
+	return paths
+}
+
 // findFile looks beside path for the file that p names, renamed (the same
 // inode and head) or copied (the same head, at least p.Offset bytes long),
 // and opens it. It returns nil when none is there.

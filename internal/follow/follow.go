@@ -156,6 +156,9 @@ func (f *follower) run(ctx context.Context) error {
 	}
 	t := &tailer{path: f.cfg.Path, grace: f.cfg.RotateGrace, log: f.log, now: f.cfg.Now}
 	if err := f.openLog(ctx, t, pos); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before the log appeared
+		}
 		return err
 	}
 	defer t.close()

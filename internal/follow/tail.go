@@ -309,12 +309,16 @@ func (t *tailer) atEnd(visit func([]byte, bool) bool) (bool, error) {
 	return true, t.next()
 }
 
-// next leaves cur, done with, for the live file.
+// next leaves cur, done with, for the file that follows it: the live file
+// that copytruncate emptied, or else the oldest rotated file newer than
+// cur, or else the file at the path. A log rotated twice while the
+// follower was behind (renamed, and the new file copied and truncated
+// since) is so read file by file, in the order nginx wrote them.
 func (t *tailer) next() error {
 	t.log.Info("finished a rotated log file", "path", t.cur.path, "bytes", t.off)
 	next := t.live
 	if next == nil {
-		lf, err := openLog(t.path)
+		lf, err := t.successor()
 		if err != nil {
 			return err
 		}
@@ -323,4 +327,28 @@ func (t *tailer) next() error {
 	t.cur.close()
 	t.cur, t.live, t.off, t.copy, t.quietSince = next, nil, 0, false, time.Time{}
 	return nil
+}
+
+// successor opens and locks the file that follows cur (see next).
+func (t *tailer) successor() (*logFile, error) {
+	fi, err := t.cur.f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	for _, cand := range oldestFirst(rotated(t.path)) {
+		cfi, err := os.Stat(cand)
+		if err != nil || !cfi.ModTime().After(fi.ModTime()) {
+			continue
+		}
+		if dev, ino := identity(cfi); dev == t.cur.dev && ino == t.cur.ino {
+			continue
+		}
+		lf, err := openLog(cand)
+		if err != nil {
+			return nil, err
+		}
+		t.log.Info("a newer rotated file follows the one finished", "path", cand)
+		return lf, nil
+	}
+	return openLog(t.path)
 }
