@@ -30,15 +30,15 @@ import (
 // edgeEngines are the stores the edge tests run on.
 var edgeEngines = []struct {
 	name string
-	dsn  func(t *testing.T) string
+	dsn  func(t testing.TB) string
 }{
-	{"sqlite", func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "edge.db") }},
-	{"postgres", func(t *testing.T) string { return pgtest.NewDatabase(t) }},
+	{"sqlite", func(t testing.TB) string { return "sqlite:" + filepath.Join(t.TempDir(), "edge.db") }},
+	{"postgres", func(t testing.TB) string { return pgtest.NewDatabase(t) }},
 }
 
 // cdnOnLoopback starts an origin serving n files of a few KiB (/f/0.bin …)
 // and an edge of region FRA1 in front of it.
-func cdnOnLoopback(t *testing.T, n int) (origin, edge *nginx.Server, sizes map[string]int64) {
+func cdnOnLoopback(t testing.TB, n int) (origin, edge *nginx.Server, sizes map[string]int64) {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "origin")
 	if err := os.MkdirAll(filepath.Join(root, "f"), 0o755); err != nil {
@@ -71,7 +71,7 @@ func edgeGet(c *http.Client, edge, path string) (id string, status int, cache st
 }
 
 // followInProcess runs `cdnapi follow` in this process until t ends.
-func followInProcess(t *testing.T, args ...string) {
+func followInProcess(t testing.TB, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

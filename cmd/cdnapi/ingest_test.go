@@ -23,7 +23,7 @@ import (
 // returns what it printed. Its deadline only stops a hang: the crash test
 // ingests 300,000 assets twice under the race detector, which took over
 // two minutes on a loaded 2-core machine.
-func runCmd(t *testing.T, stdin string, args ...string) (stdout, stderr string, err error) {
+func runCmd(t testing.TB, stdin string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -33,7 +33,7 @@ func runCmd(t *testing.T, stdin string, args ...string) (stdout, stderr string, 
 }
 
 // mustRunCmd is runCmd for a command that must succeed.
-func mustRunCmd(t *testing.T, stdin string, args ...string) (stdout, stderr string) {
+func mustRunCmd(t testing.TB, stdin string, args ...string) (stdout, stderr string) {
 	t.Helper()
 	stdout, stderr, err := runCmd(t, stdin, args...)
 	if err != nil {
@@ -44,7 +44,7 @@ func mustRunCmd(t *testing.T, stdin string, args ...string) (stdout, stderr stri
 
 // ndjsonLines returns records as NDJSON in the API's field names, each
 // record given as a map.
-func ndjsonLines(t *testing.T, records []map[string]any) string {
+func ndjsonLines(t testing.TB, records []map[string]any) string {
 	t.Helper()
 	var b strings.Builder
 	for _, r := range records {
@@ -68,7 +68,7 @@ func assetRecord(a cdnapi.Asset) map[string]any {
 }
 
 // demoRegionsNDJSON is the demo regions as NDJSON.
-func demoRegionsNDJSON(t *testing.T) string {
+func demoRegionsNDJSON(t testing.TB) string {
 	var recs []map[string]any
 	for _, r := range demo.Regions() {
 		recs = append(recs, regionRecord(r))

@@ -36,7 +36,7 @@ type server struct {
 
 // startServe runs the real program with `serve` on port 0 and waits for it
 // to log its three addresses.
-func startServe(t *testing.T, env map[string]string, args ...string) *server {
+func startServe(t testing.TB, env map[string]string, args ...string) *server {
 	t.Helper()
 	args = append([]string{"serve", "--api-addr", "127.0.0.1:0", "--edge-addr", "127.0.0.1:0",
 		"--admin-addr", "127.0.0.1:0", "--status-interval", "100ms"}, args...)
