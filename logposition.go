@@ -63,7 +63,8 @@ type LogPositionWriter interface {
 	// stored one is from: the same device, inode and offset, or no stored
 	// position at all when from is the zero LogPosition. Otherwise it
 	// returns ErrPositionMoved and writes nothing. UpdatedAt is set by the
-	// store.
+	// store. A Write in which a move failed commits nothing, even when fn
+	// returns nil: its rows cover lines another follower has committed.
 	MoveLogPosition(ctx context.Context, from, to LogPosition) error
 }
 

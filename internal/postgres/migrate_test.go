@@ -8,7 +8,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/pgtest"
+	"github.com/cdnapi/cdnapi/internal/storetest"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
 )
 
 // openUnmigrated opens a Store on dsn without migrating it.
@@ -99,6 +103,41 @@ func TestSchemaNewerThanBinary(t *testing.T) {
 		if msg := err.Error(); !strings.Contains(msg, "newer than this binary") {
 			t.Errorf("%s error %q does not say what is wrong", name, msg)
 		}
+	}
+}
+
+// Migrating down past 00005 drops the log positions; up again, a follower
+// starts from zero.
+func TestMigrationLogPositions(t *testing.T) {
+	t.Parallel()
+	const before = 4 // the last version without log_positions
+	s := newStore(t)
+	ctx := t.Context()
+	p := cdnapi.LogPosition{Stream: "edge", Path: "/var/log/nginx/access.log", Device: 1 << 63, Inode: 42, Offset: 10}
+	if err := storetest.Writer(s).MoveLogPosition(ctx, cdnapi.LogPosition{}, p); err != nil {
+		t.Fatalf("MoveLogPosition: %v", err)
+	}
+	db := stdlib.OpenDBFromPool(s.primary)
+	defer db.Close()
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations(),
+		goose.WithDisableGlobalRegistry(true), goose.WithLogger(goose.NopLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provider.DownTo(ctx, before); err != nil {
+		t.Fatalf("migrating down to version %d: %v", before, err)
+	}
+	if _, err := s.LogPositions(ctx); err == nil {
+		t.Errorf("LogPositions at version %d succeeded", before)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate again: %v", err)
+	}
+	if got, err := s.LogPositions(ctx); err != nil || len(got) != 0 {
+		t.Errorf("LogPositions after migrating down and up = %v, %v; want none", got, err)
+	}
+	if err := storetest.Writer(s).MoveLogPosition(ctx, cdnapi.LogPosition{}, p); err != nil {
+		t.Errorf("MoveLogPosition from zero after migrating down and up: %v", err)
 	}
 }
 

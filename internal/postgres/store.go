@@ -5,8 +5,9 @@
 //
 // A Store holds a pool on the primary and, when Options.ReadDSN is set, a
 // second pool on the read replica. The lists and Region read from the
-// replica; every write, the cursor secret and the component overrides go to
-// the primary, where a value just written is always visible. A list read
+// replica; every write, the cursor secret, the component overrides and the
+// log followers' positions go to the primary, where a value just written is
+// always visible. A list read
 // from a lagging replica is as old as the replica, and no worse: cursors
 // carry (created_at, id) positions, not row numbers, so they stay valid.
 //

@@ -91,6 +91,44 @@ func TestMigrationKeepsFiles(t *testing.T) {
 	}
 }
 
+// TestMigrationLogPositions migrates down past 00008 and up again: the
+// positions go with their table, and a follower then starts from zero.
+func TestMigrationLogPositions(t *testing.T) {
+	const before = 7 // the last version without log_positions
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "m.db"), Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer s.Close()
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	p := cdnapi.LogPosition{Stream: "edge", Path: "/var/log/nginx/access.log", Device: 1 << 63, Inode: 42, Offset: 10}
+	if err := storetest.Writer(s).MoveLogPosition(ctx, cdnapi.LogPosition{}, p); err != nil {
+		t.Fatalf("MoveLogPosition: %v", err)
+	}
+	provider, err := s.provider()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provider.DownTo(ctx, before); err != nil {
+		t.Fatalf("migrating down to version %d: %v", before, err)
+	}
+	if _, err := s.LogPositions(ctx); err == nil {
+		t.Errorf("LogPositions at version %d succeeded", before)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate again: %v", err)
+	}
+	if got, err := s.LogPositions(ctx); err != nil || len(got) != 0 {
+		t.Errorf("LogPositions after migrating down and up = %v, %v; want none", got, err)
+	}
+	if err := storetest.Writer(s).MoveLogPosition(ctx, cdnapi.LogPosition{}, p); err != nil {
+		t.Errorf("MoveLogPosition from zero after migrating down and up: %v", err)
+	}
+}
+
 // migrationRoundTrip opens a store on a new file migrated to version, has
 // fill write into it, and runs check there, after migrating up, after
 // migrating down to version and after migrating up again. It returns the

@@ -229,6 +229,8 @@ func TestQueryPlans(t *testing.T) {
 		{"probe regions", probeRegions, nil, "SCAN regions"},
 		{"delete assets: the oldest", deleteAssetsBefore, []any{int64(1), 10}, "SEARCH assets USING PRIMARY KEY (created_at<?)"},
 		{"delete assets: by key", deleteAssetsBefore, []any{int64(1), 10}, "SEARCH assets USING PRIMARY KEY (created_at=? AND id=?)"},
+		{"log position", selectLogPositions + ` WHERE stream = ?`, []any{"edge"}, "SEARCH log_positions USING PRIMARY KEY (stream=?)"},
+		{"log positions", selectLogPositions + ` ORDER BY stream`, nil, "SCAN log_positions"}, // the primary key, in order
 	}
 	for _, stats := range []string{"without statistics", "analyzed"} {
 		if stats == "analyzed" {

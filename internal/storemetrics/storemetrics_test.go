@@ -79,8 +79,18 @@ func TestMeasuredStore(t *testing.T) {
 	if err != nil || n != len(assets) {
 		t.Fatalf("DeleteAssetsBefore = %d, %v; want %d", n, err, len(assets))
 	}
+	if _, err := st.LogPositions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.LogPosition(ctx, "edge"); !errors.Is(err, cdnapi.ErrNotFound) {
+		t.Fatalf("LogPosition(edge): %v, want ErrNotFound", err)
+	}
+	if err := st.DeleteLogPosition(ctx, "edge"); !errors.Is(err, cdnapi.ErrNotFound) {
+		t.Fatalf("DeleteLogPosition(edge): %v, want ErrNotFound", err)
+	}
 
-	for op, want := range map[string]float64{"write": 1, "list_assets": 2, "region": 1, "delete_assets_before": 1, "ping": 0} {
+	for op, want := range map[string]float64{"write": 1, "list_assets": 2, "region": 1, "delete_assets_before": 1, "ping": 0,
+		"log_position": 1, "log_positions": 1, "delete_log_position": 1} {
 		if got := value(t, reg, "cdnapi_store_call_duration_seconds", "engine", "sqlite", "operation", op); got != want {
 			t.Errorf("%s: %v calls measured, want %v", op, got, want)
 		}
@@ -90,6 +100,18 @@ func TestMeasuredStore(t *testing.T) {
 	}
 	if got := testutil.CollectAndCount(reg, "cdnapi_store_errors_total"); got != 0 {
 		t.Errorf("%d error series before any error (not found is an answer), want 0", got)
+	}
+
+	// A follower that lost the race for its log position: the store
+	// answered, and refused the write.
+	err = st.Write(ctx, func(w cdnapi.Writer) error {
+		return w.MoveLogPosition(ctx, cdnapi.LogPosition{Stream: "edge", Offset: 1}, cdnapi.LogPosition{Stream: "edge", Offset: 2})
+	})
+	if !errors.Is(err, cdnapi.ErrPositionMoved) {
+		t.Fatalf("a move from a position that is not stored: %v, want ErrPositionMoved", err)
+	}
+	if got := value(t, reg, "cdnapi_store_errors_total", "engine", "sqlite", "operation", "write", "kind", "rejected"); got != 1 {
+		t.Errorf("errors_total{operation=write,kind=rejected} = %v, want 1", got)
 	}
 
 	// A stopped store: every call fails, and is counted as unavailable.

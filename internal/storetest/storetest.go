@@ -11,8 +11,9 @@
 // interface's types cannot: the list orders (IDs compare byte-wise),
 // keyset paging without duplicates or skips, whole-second UTC times,
 // upserts, all-or-nothing batches and transactions, isolation of a Write
-// under way, batched pruning of assets, and errors rather than panics once
-// the store is closed.
+// under way, batched pruning of assets, log positions moved by
+// compare-and-set with the rows they cover, and errors rather than panics
+// once the store is closed.
 package storetest
 
 import (
@@ -66,6 +67,12 @@ func Run(t *testing.T, newStore func(t *testing.T) cdnapi.Store) {
 		{"Incidents", testIncidents},
 		{"DeleteHistoryBefore", testDeleteHistory},
 		{"OverrideMessage", testOverrideMessage},
+		{"MoveLogPosition", testMoveLogPosition},
+		{"MoveLogPositionInWrite", testMoveLogPositionInWrite},
+		{"LogPositionWideNumbers", testLogPositionWideNumbers},
+		{"LogPositionsList", testLogPositionsList},
+		{"LogPositionRace", testLogPositionRace},
+		{"LogPositionWaits", testLogPositionWaits},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, newStore(t)) })

@@ -320,6 +320,12 @@ func testClosed(t *testing.T, s cdnapi.Store) {
 		},
 		"DeleteAssetsBefore": func() error { _, err := s.DeleteAssetsBefore(ctx, Epoch, 10); return err },
 		"SetRegionStatus":    func() error { return s.SetRegionStatus(ctx, "FRA1", cdnapi.StatusMajorOutage, time.Time{}) },
+		"MoveLogPosition": func() error {
+			return Writer(s).MoveLogPosition(ctx, cdnapi.LogPosition{}, cdnapi.LogPosition{Stream: "a", Path: "/a"})
+		},
+		"LogPosition":       func() error { _, err := s.LogPosition(ctx, "a"); return err },
+		"LogPositions":      func() error { _, err := s.LogPositions(ctx); return err },
+		"DeleteLogPosition": func() error { return s.DeleteLogPosition(ctx, "a") },
 	}
 	for name, call := range calls {
 		func() {
