@@ -1,10 +1,12 @@
 package fleet
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -86,7 +88,22 @@ func (p *Proc) Running() bool {
 			return true
 		}
 	}
-	return syscall.Kill(p.PID, 0) == nil
+	return syscall.Kill(p.PID, 0) == nil && !zombie(p.PID)
+}
+
+// zombie reports whether pid has exited and waits for its parent to reap
+// it. A process started by an earlier `fleet up` belongs to PID 1 once that
+// command has exited, and an init that reaps in its own time (every second
+// or two, in some containers) left Stop waiting that long for each process.
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false // no /proc: kill(pid, 0) decides alone
+	}
+	// "pid (comm) state …": comm may hold spaces and parentheses.
+	rest := b[bytes.LastIndexByte(b, ')')+1:]
+	f := bytes.Fields(rest)
+	return len(f) > 0 && string(f[0]) == "Z"
 }
 
 // Signal sends sig to the process.

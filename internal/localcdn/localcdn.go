@@ -1,0 +1,238 @@
+// Package localcdn runs a whole CDN on this machine, on loopback, from
+// throwaway processes in a temporary directory: an origin (Debian's nginx
+// serving a few hundred generated files), three nginx edges caching it as the
+// regions FRA1, IAD1 and SIN1, each logging in the format of
+// deploy/nginx/cdnapi-log.conf with a `cdnapi follow` tailing its log into a
+// SQLite database, and `cdnapi serve` over that database, probing each edge's
+// /health.
+//
+// Up records every process in a state file, so that Status and Down, run
+// later by another command (scripts/cdn), find them. The processes are
+// internal/fleet's: started detached, stopped by pid.
+package localcdn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/cdnapi/cdnapi/internal/fleet"
+)
+
+// Region is one region of the CDN, as `cdnapi ingest regions` reads it.
+type Region struct {
+	Code    string `json:"code"`
+	Name    string `json:"name"`
+	Zone    string `json:"zone"`
+	Country string `json:"country"`
+	Status  string `json:"status"`
+}
+
+// Regions are the CDN's edges, in the order of their ports.
+var Regions = []Region{
+	{"FRA1", "Frankfurt", "eu-central", "DE", "operational"},
+	{"IAD1", "Ashburn", "us-east", "US", "operational"},
+	{"SIN1", "Singapore", "ap-southeast", "SG", "operational"},
+}
+
+// DefaultPortBase is the first of the fixed ports Up uses by default: the
+// origin, then the edges, then the followers' metrics (see Ports).
+const DefaultPortBase = 18180
+
+// Addrs are the addresses of the CDN's parts.
+type Addrs struct {
+	Origin  string
+	Edges   []string // one per region of Regions, in its order
+	Metrics []string // each edge's follower's metrics, same order
+	// API, Edge and Admin are serve's listeners.
+	API, Edge, Admin string
+}
+
+// Ports returns the addresses on 127.0.0.1 from base up: base for the
+// origin, base+1… for the edges, then one per follower; serve keeps its own
+// defaults (8080, 8081 and 9090), so that the README's commands against serve
+// work on the CDN as they are.
+func Ports(base int) Addrs {
+	at := func(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
+	a := Addrs{Origin: at(base), API: "127.0.0.1:8080", Edge: "127.0.0.1:8081", Admin: "127.0.0.1:9090"}
+	for i := range Regions {
+		a.Edges = append(a.Edges, at(base+1+i))
+		a.Metrics = append(a.Metrics, at(base+1+len(Regions)+i))
+	}
+	return a
+}
+
+// all returns every address, for the check that they are free.
+func (a Addrs) all() []string {
+	return append(append([]string{a.Origin, a.API, a.Edge, a.Admin}, a.Edges...), a.Metrics...)
+}
+
+// Edge is one edge as recorded: where it listens and what it writes.
+type Edge struct {
+	Region  string `json:"region"`
+	Addr    string `json:"addr"`
+	Log     string `json:"log"`     // its access log, which its follower reads
+	Rejects string `json:"rejects"` // the lines its follower refused
+	Metrics string `json:"metrics"` // its follower's metrics address
+}
+
+// CDN is a running CDN, as recorded in its state file.
+type CDN struct {
+	Dir    string        `json:"dir"`  // the temporary directory that holds everything
+	Repo   string        `json:"repo"` // the cdnapi checkout it was built from
+	DB     string        `json:"db"`   // the DSN of the SQLite database
+	Origin string        `json:"origin"`
+	Edges  []Edge        `json:"edges"`
+	Procs  []*fleet.Proc `json:"procs"`
+
+	statePath string
+}
+
+// Kinds of process.
+const (
+	kindNginx  = "nginx"
+	kindFollow = "follow"
+	kindServe  = "cdnapi"
+)
+
+// DefaultStatePath is where Up records the CDN unless told otherwise.
+func DefaultStatePath() string { return filepath.Join(os.TempDir(), "cdnapi-cdn.json") }
+
+// Load reads the state file.
+func Load(statePath string) (*CDN, error) {
+	b, err := os.ReadFile(statePath)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no CDN is up (no %s)", statePath)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := &CDN{statePath: statePath}
+	if err := json.Unmarshal(b, c); err != nil {
+		return nil, fmt.Errorf("%s: %w", statePath, err)
+	}
+	return c, nil
+}
+
+// save writes the state file, replacing it atomically so that a concurrent
+// Status never reads half of it.
+func (c *CDN) save() error {
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := c.statePath + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, c.statePath)
+}
+
+// Down stops every process, last started first (serve, the followers, the
+// edges, the origin), by pid, and removes the directory and the state file.
+func (c *CDN) Down() error {
+	var errs []error
+	procs := slices.Clone(c.Procs)
+	slices.Reverse(procs)
+	for _, p := range procs {
+		pid := p.PID
+		errs = append(errs, p.Stop(stopSignal(p.Kind), 30*time.Second))
+		if p.Kind == kindNginx && pid > 0 {
+			// nginx runs in its own session (pgid = pid): should its
+			// master have been killed, this ends the workers it left.
+			syscall.Kill(-pid, syscall.SIGKILL)
+		}
+	}
+	errs = append(errs, os.RemoveAll(c.Dir))
+	if c.statePath != "" {
+		if err := os.Remove(c.statePath); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// stopSignal is how each kind of process is asked to stop cleanly.
+func stopSignal(kind string) syscall.Signal {
+	if kind == kindNginx {
+		return syscall.SIGQUIT // graceful: finish the requests in flight, log them
+	}
+	return syscall.SIGTERM // serve drains; a follower writes what it has read
+}
+
+// Health is one line of Status.
+type Health struct {
+	Name, Kind, Addr string
+	PID              int
+	OK               bool
+	Detail           string
+}
+
+// Status checks every process: that it runs, and that it answers.
+func (c *CDN) Status(ctx context.Context) []Health {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var out []Health
+	for _, p := range c.Procs {
+		h := Health{Name: p.Name, Kind: p.Kind, Addr: p.Addr, PID: p.PID}
+		if !p.Running() {
+			h.Detail = "not running; log " + p.Log
+			out = append(out, h)
+			continue
+		}
+		var u string
+		switch {
+		case p.Name == "origin":
+			u, h.Detail = "http://"+p.Addr+"/index.html", "serves "+filepath.Join(c.Dir, "origin", "files")
+		case p.Kind == kindNginx:
+			e := c.edge(p.Name)
+			u, h.Detail = "http://"+p.Addr+"/health", "log "+e.Log
+		case p.Kind == kindFollow:
+			e := c.edge(p.Name[len("follow-"):])
+			u, h.Detail = "http://"+p.Addr+"/metrics", "follows "+e.Log
+		case p.Kind == kindServe:
+			u, h.Detail = "http://"+p.Admin+"/readyz", fmt.Sprintf("api %s, edge %s, admin %s", p.Addr, p.Edge, p.Admin)
+		}
+		code, err := httpStatus(ctx, u)
+		h.OK = err == nil && code == http.StatusOK
+		if err != nil {
+			h.Detail += fmt.Sprintf("; %s: %v", u, err)
+		} else if code != http.StatusOK {
+			h.Detail += fmt.Sprintf("; %s: %d", u, code)
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// edge returns the recorded edge of region; a zero Edge if there is none.
+func (c *CDN) edge(region string) Edge {
+	for _, e := range c.Edges {
+		if e.Region == region {
+			return e
+		}
+	}
+	return Edge{}
+}
+
+// httpStatus GETs u and returns the status code.
+func httpStatus(ctx context.Context, u string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	res.Body.Close()
+	return res.StatusCode, nil
+}
