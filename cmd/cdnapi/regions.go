@@ -29,6 +29,8 @@ Sets the status of a point of presence, for example under_maintenance while
 it is worked on. With --until, given as a duration from now (--until 2h) or
 an RFC 3339 time, the region is operational again from then on, without
 anything else to run; without it, the status holds until set again.
+A status other than operational wins over serve --region-probe while it
+holds; operational with --until holds a probed region operational until then.
 Statuses: operational, degraded_performance, partial_outage, major_outage,
 under_maintenance.`,
 }

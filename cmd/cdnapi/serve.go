@@ -31,6 +31,7 @@ type serveConfig struct {
 	statusInterval               time.Duration
 	uploadHealthURL              string
 	virusScanningHealthURL       string
+	regionProbes                 regionProbes
 	corsOrigins                  string
 	shutdownTimeout              time.Duration
 	shutdownDelay                time.Duration
@@ -57,6 +58,7 @@ func parseServeConfig(env *environment, args []string) (serveConfig, error) {
 	fs.DurationVar(&c.statusInterval, "status-interval", 5*time.Second, "how often component statuses are evaluated")
 	fs.StringVar(&c.uploadHealthURL, "upload-health-url", "", "health URL of the upload service (default: status set by operators)")
 	fs.StringVar(&c.virusScanningHealthURL, "virus-scanning-health-url", "", "health URL of virus scanning (default: status set by operators)")
+	fs.Var(&c.regionProbes, "region-probe", regionProbeHelp)
 	fs.StringVar(&c.corsOrigins, "cors-origins", "*", "comma-separated origins allowed by CORS, or *")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long shutdown waits for requests in flight")
 	fs.DurationVar(&c.shutdownDelay, "shutdown-delay", 0, "on SIGTERM, how long to keep serving with /readyz failing before closing the listeners, so load balancers notice first")

@@ -81,6 +81,8 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 		Interval:               cfg.statusInterval,
 		UploadHealthURL:        cfg.uploadHealthURL,
 		VirusScanningHealthURL: cfg.virusScanningHealthURL,
+		RegionProbes:           cfg.regionProbes,
+		Regions:                st,
 		History:                st,
 		APIStatus:              guard.apiStatus,
 		Logger:                 logger,
@@ -93,11 +95,21 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 	registry.MustRegister(guard.collectors...)
 	buildinfo.Read().Register(registry)
 	metrics := httpapi.NewMetrics(registry)
+	// Regions are read through the probes: the lists and the status page
+	// show a probed region's measured status, unless an operator's is in
+	// force, and a change of it passes the page caches at once.
+	var lists cdnapi.ListReader = st
+	var regionsVersion func() uint64
+	if len(cfg.regionProbes) > 0 {
+		lists = probedLists{st, st, svc.status.ProbedRegions(st)}
+		regionsVersion = svc.status.RegionsVersion
+	}
 	httpCfg := httpapi.Config{
-		Store:   st,
-		Cursors: codec,
-		Status:  svc.status,
-		History: st,
+		Store:          lists,
+		RegionsVersion: regionsVersion,
+		Cursors:        codec,
+		Status:         svc.status,
+		History:        st,
 		// The status page refreshes as often as the statuses change.
 		StatusRefresh: cfg.statusInterval,
 		Project:       cfg.project,
@@ -116,6 +128,14 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 		Store: st, Gatherer: registry, Logger: logger, AccessLog: accessLog, Metrics: metrics, Draining: svc.draining.Load,
 	}), logger, svc.draining)
 	return svc, nil
+}
+
+// probedLists is the store's lists with its regions read through the
+// status evaluator's probes.
+type probedLists struct {
+	cdnapi.FileReader
+	cdnapi.AssetReader
+	cdnapi.RegionReader
 }
 
 // run starts the guard's background work, the status evaluator and the

@@ -61,6 +61,14 @@ type Config struct {
 	// publication, so it must answer from memory. Nil: operational.
 	APIStatus func() cdnapi.Status
 
+	// RegionProbes are the health URLs of points of presence, probed each
+	// round like the components' (see regions.go). Regions, when set, is
+	// where the evaluator reads the stored regions each round, to know
+	// which exist and which an operator has put into a status; the history
+	// of a region it does not hold is not recorded.
+	RegionProbes []RegionProbe
+	Regions      cdnapi.RegionReader
+
 	Metrics    *Metrics         // records every probe; nil records nothing
 	HTTPClient *http.Client     // client of the HTTP probes; a plain one if nil
 	Logger     *slog.Logger     // where status changes are logged; discarded if nil
@@ -90,6 +98,12 @@ type Evaluator struct {
 	dampers        map[string]*damper
 	pending        []historyOp // history the store has not taken yet
 	droppedHistory bool
+
+	regions        []*regionState // one per RegionProbes; the slice and its codes and URLs never change
+	storedRegions  map[string]cdnapi.Region
+	storedKnown    bool // storedRegions has been read
+	probed         atomic.Pointer[map[string]cdnapi.Status]
+	regionsVersion atomic.Uint64
 }
 
 // measurement is the result of one probe of a component.
@@ -122,6 +136,10 @@ func New(store Store, cfg Config) *Evaluator {
 	}
 	e := &Evaluator{store: store, cfg: cfg, measured: map[string]measurement{},
 		observed: map[string]observation{}, dampers: map[string]*damper{}}
+	for _, p := range cfg.RegionProbes {
+		e.regions = append(e.regions, &regionState{RegionProbe: p})
+	}
+	e.probed.Store(&map[string]cdnapi.Status{})
 	for _, name := range cdnapi.Components {
 		if name != cdnapi.ComponentAPI {
 			e.measured[name] = measurement{status: cdnapi.StatusMajorOutage}
@@ -147,8 +165,8 @@ func (e *Evaluator) Run(ctx context.Context) {
 	}
 }
 
-// Evaluate runs one round: it probes every component concurrently, each
-// within PingTimeout, publishes the resulting document and returns it. If
+// Evaluate runs one round: it probes every component and region
+// concurrently, each within PingTimeout, publishes the resulting document and returns it. If
 // ctx ends during the round, nothing is published, since probes cut short
 // by the caller say nothing about the components.
 func (e *Evaluator) Evaluate(ctx context.Context) cdnapi.StatusDocument {
@@ -160,7 +178,9 @@ func (e *Evaluator) Evaluate(ctx context.Context) cdnapi.StatusDocument {
 		storage, upload, scan measurement
 		overrides             []cdnapi.ComponentOverride
 		overridesErr          error
+		regions               regionRound
 	)
+	e.probeRegions(ctx, wg.Go, &regions)
 	wg.Go(func() { storage = e.pingStore(ctx) })
 	wg.Go(func() { overrides, overridesErr = e.readOverrides(ctx) })
 	if e.cfg.UploadHealthURL != "" {
@@ -202,7 +222,9 @@ func (e *Evaluator) Evaluate(ctx context.Context) cdnapi.StatusDocument {
 	}
 	doc := e.publishLocked(true)
 	e.observeLocked()
+	e.regionsLocked(regions, doc.UpdatedAt)
 	e.mu.Unlock()
+	e.observeRegions(regions)
 	e.flush(ctx)
 	return doc
 }

@@ -125,8 +125,21 @@ func regionsRequest(cfg Config) parseList {
 		if err := parseNoQuery(r.URL.RawQuery); err != nil {
 			return listRequest{}, err
 		}
-		return listRequest{key: "regions", render: func(r *http.Request) (*representation, error) { return regionsPage(cfg, r) }}, nil
+		return listRequest{key: regionsKey(cfg), render: func(r *http.Request) (*representation, error) { return regionsPage(cfg, r) }}, nil
 	}
+}
+
+// regionsKey is the page cache's key of the regions list. A change of a
+// probed region's status makes a new key rather than removing the old
+// entry: a render that began before the change and ends after it can
+// then never put the old state back under the key that requests use.
+// Renders read the version before the regions, so an entry never holds
+// a state older than its key says.
+func regionsKey(cfg Config) string {
+	if cfg.RegionsVersion == nil {
+		return "regions"
+	}
+	return "regions\x00" + strconv.FormatUint(cfg.RegionsVersion(), 10)
 }
 
 // regionsPage renders the list of regions.

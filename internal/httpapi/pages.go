@@ -71,10 +71,11 @@ func handleStatusPage(cfg Config) http.Handler {
 // that is not positive keeps nothing, and then requests never wait on
 // each other.
 type keptStatus struct {
-	ttl time.Duration
-	mu  sync.Mutex
-	at  time.Time
-	st  storedStatus
+	ttl     time.Duration
+	mu      sync.Mutex
+	at      time.Time
+	version uint64 // Config.RegionsVersion when st was read
+	st      storedStatus
 }
 
 // read returns the stored part as of now, reading it when it is older
@@ -83,12 +84,17 @@ func (k *keptStatus) read(r *http.Request, cfg Config, now time.Time) storedStat
 	if k.ttl <= 0 {
 		return readStatusPage(r, cfg, now)
 	}
+	// A change of a probed region is read at once, as in the regions list.
+	var version uint64
+	if cfg.RegionsVersion != nil {
+		version = cfg.RegionsVersion()
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	// now was taken before waiting on the lock: a request that waited for
 	// another's read finds that read fresh.
-	if k.at.IsZero() || now.Sub(k.at) >= k.ttl {
-		k.st, k.at = readStatusPage(r, cfg, now), now
+	if k.at.IsZero() || now.Sub(k.at) >= k.ttl || version != k.version {
+		k.st, k.at, k.version = readStatusPage(r, cfg, now), now, version
 	}
 	return k.st
 }

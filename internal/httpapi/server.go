@@ -34,6 +34,12 @@ import (
 type Config struct {
 	// Store answers the lists.
 	Store cdnapi.ListReader
+	// RegionsVersion, when set, returns a number that changes whenever a
+	// region status that Store serves from memory changes (the probed
+	// regions of health.Evaluator.ProbedRegions). The regions list and the
+	// status page key their caches on it, so that such a change shows at
+	// once, not a PageCacheTTL later.
+	RegionsVersion func() uint64
 	// Cursors signs and checks the pagination cursors.
 	Cursors *cdnapi.CursorCodec
 	// Status provides the status document from memory (API listener only).
