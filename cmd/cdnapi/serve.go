@@ -62,7 +62,7 @@ func parseServeConfig(env *environment, args []string) (serveConfig, error) {
 	fs.StringVar(&c.corsOrigins, "cors-origins", "*", "comma-separated origins allowed by CORS, or *")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long shutdown waits for requests in flight")
 	fs.DurationVar(&c.shutdownDelay, "shutdown-delay", 0, "on SIGTERM, how long to keep serving with /readyz failing before closing the listeners, so load balancers notice first")
-	fs.DurationVar(&c.pageCacheTTL, "page-cache-ttl", time.Second, "how long a rendered list page is served again to requests for the same URL; 0 turns the cache off")
+	fs.DurationVar(&c.pageCacheTTL, "page-cache-ttl", 250*time.Millisecond, "how long a rendered list page is served again to requests for the same URL; 0 turns the cache off")
 	fs.DurationVar(&c.assetRetention, "asset-retention", defaultAssetRetention, "delete assets older than this in the background, in small batches; 0 keeps every asset")
 	fs.DurationVar(&c.pruneInterval, "prune-interval", retention.DefaultInterval, "how often assets past --asset-retention are deleted")
 	fs.StringVar(&c.logFormat, "log-format", "json", "log format: json or text")
