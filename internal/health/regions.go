@@ -52,8 +52,8 @@ type regionState struct {
 	missing   bool // the last read of the store did not have the region; logged once
 }
 
-// dampRegion returns the damped status of a region that was was (the
-// status dampRegion last returned, "" at first) given its last probes.
+// dampRegion returns the damped status of a region given its last probes
+// and was, the status dampRegion returned last time ("" at first).
 func dampRegion(was cdnapi.Status, window []cdnapi.Status) cdnapi.Status {
 	bad, worst := 0, cdnapi.StatusOperational
 	for _, s := range window {
@@ -62,11 +62,11 @@ func dampRegion(was cdnapi.Status, window []cdnapi.Status) cdnapi.Status {
 			worst = cdnapi.Worst(worst, s)
 		}
 	}
-	notOK := was != "" && was != cdnapi.StatusOperational
+	down := was != "" && was != cdnapi.StatusOperational
 	switch {
-	case !notOK && bad >= OpenAfter:
+	case !down && bad >= OpenAfter:
 		return worst
-	case !notOK:
+	case !down:
 		return cdnapi.StatusOperational
 	case bad == 0 && len(window) >= DampWindow:
 		return cdnapi.StatusOperational
