@@ -28,6 +28,11 @@ const statusPageIncidents = 10
 
 const contentTypeHTML = "text/html; charset=utf-8"
 
+// addresses are the base URLs the pages name.
+func (cfg Config) addresses() pages.Addresses {
+	return pages.Addresses{API: cfg.APIURL, Edge: cfg.EdgeURL}
+}
+
 // handlePage serves a page rendered once, at start. Its ETag and gzip
 // coding are computed once, here.
 func handlePage(p pages.Page) http.Handler {

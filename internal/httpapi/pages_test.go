@@ -3,12 +3,16 @@ package httpapi
 import (
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
 )
+
+// pageEdge is the edge address TestPages gives the pages to name.
+const pageEdge = "http://edge.test:18081"
 
 // getPage fetches a human page over loopback HTTP and checks what every page
 // carries. The pages are outside the OpenAPI document, which describes the
@@ -41,29 +45,43 @@ func getPage(t *testing.T, e *env, path, cacheControl string) string {
 		t.Errorf("%s: ETag %q, X-Request-Id %q", path, res.Header.Get("ETag"), res.Header.Get("X-Request-Id"))
 	}
 	page := string(body)
-	// Nothing from elsewhere: nothing the CSP would have to allow.
-	for _, banned := range []string{`href="http`, "src=", "<link", "<img", "<iframe", "url(", "@import"} {
+	// Nothing from elsewhere: nothing the CSP would have to allow. Links
+	// leave only for the edge address.
+	for _, banned := range []string{"src=", "<link", "<img", "<iframe", "url(", "@import"} {
 		if strings.Contains(page, banned) {
 			t.Errorf("%s contains %q", path, banned)
+		}
+	}
+	for _, m := range regexp.MustCompile(`href="(http[^"]*)"`).FindAllStringSubmatch(page, -1) {
+		if !strings.HasPrefix(m[1], pageEdge+"/") {
+			t.Errorf("%s links to %s", path, m[1])
 		}
 	}
 	return page
 }
 
 func TestPages(t *testing.T) {
-	e := newEnv(t, nil)
+	e := newEnv(t, func(cfg *Config) { cfg.APIURL, cfg.EdgeURL = "http://api.test:18080", pageEdge })
 	for _, path := range []string{"/", "/?utm_source=x"} {
 		page := getPage(t, e, path, cachePages)
 		for _, want := range []string{"<!doctype html>", `href="/status"`, `href="/docs"`, "/api/v1/openapi.json",
-			"/api/v1/files", "/api/v1/status", "/api/v1/regions", "/api/v1/assets", "/api/v1/status/incidents"} {
+			"/api/v1/files", "/api/v1/status", "/api/v1/regions", "/api/v1/assets", "/api/v1/status/incidents",
+			// The edge address, named and linked; the tables' captions.
+			`<a href="` + pageEdge + `/api/v1/regions"><code>GET /api/v1/regions</code></a>`,
+			"<caption>On the API address, <code>http://api.test:18080</code></caption>",
+			"<caption>On the edge address, <code>" + pageEdge + "</code></caption>",
+			`<meta name="description" content="The read API`} {
 			if !strings.Contains(page, want) {
 				t.Errorf("%s does not mention %s", path, want)
 			}
 		}
 	}
 	docs := getPage(t, e, "/docs", cachePages)
-	if !strings.Contains(docs, `id="listIncidents"`) {
-		t.Error("/docs lacks the incidents operation")
+	for _, want := range []string{`id="listIncidents"`, "curl -s &#39;" + pageEdge + "/api/v1/regions&#39;",
+		"curl -s &#39;http://api.test:18080/api/v1/files&#39;"} {
+		if !strings.Contains(docs, want) {
+			t.Errorf("/docs lacks %s", want)
+		}
 	}
 	if strings.Contains(getPage(t, e, "/docs", cachePages), "<script") {
 		t.Error("/docs has a script")

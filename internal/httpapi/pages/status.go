@@ -160,7 +160,7 @@ func Status(d StatusData) Page {
 	if d.Refresh > 0 {
 		script = statusScript
 	}
-	return render(headline(d.Doc.Status)+" · cdnapi status", statusStyle, script, execute(statusMain, v))
+	return render(headline(d.Doc.Status)+" · cdnapi status", statusDescription, statusStyle, script, execute(statusMain, v))
 }
 
 // headline is the banner's sentence for the overall status.
@@ -215,3 +215,7 @@ func duration(a, b time.Time) string {
 	}
 	return fmt.Sprintf("%d days", int(d.Hours()/24))
 }
+
+// statusDescription is the status page's meta description.
+const statusDescription = "The live status of the cdnapi service: each component and region, " +
+	"uptime over 30 and 90 days, and recent incidents."
