@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"html/template"
+	"net/url"
 	"regexp"
 	"slices"
-	"net/url"
 	"strings"
 	"sync"
 )
