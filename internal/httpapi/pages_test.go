@@ -108,16 +108,34 @@ func TestStatusPage(t *testing.T) {
 	must(t, e.store.UpdateIncident(ctx, cdnapi.IncidentUpdate{Component: cdnapi.ComponentStorage,
 		Status: cdnapi.StatusOperational, At: now.Add(-2 * 24 * time.Hour)}))
 
+	// An operator's maintenance with an end, which the page shows.
+	end := now.Add(2 * time.Hour).Truncate(time.Second)
+	must(t, e.store.SetComponentOverride(ctx, cdnapi.ComponentOverride{Name: cdnapi.ComponentVirusScanning,
+		Status: cdnapi.StatusUnderMaintenance, Until: end, UpdatedAt: now}))
+	e.status.Evaluate(ctx)
+	wantUntil := end.Format("15:04 UTC")
+	if end.Truncate(24 * time.Hour).After(now.Truncate(24 * time.Hour)) {
+		wantUntil = end.Format("2 Jan 15:04 UTC")
+	}
+
 	page := getPage(t, e, "/status", "no-store")
 	for _, want := range []string{
-		"All systems operational",         // the banner, from the live document
+		// The banner, from the live document, and the regions of the
+		// fixture that are not operational, which "All systems
+		// operational" once hid.
+		"Under maintenance</p>",
+		"2 regions not operational: São Paulo (GRU1) degraded performance, Sydney (SYD1) under maintenance.",
+		`<a href="#h-regions">See the regions</a>`,
+		"Virus Scanning</span> <span class=\"state t-under_maintenance\">Under maintenance <span class=\"until\">until " + wantUntil + "</span>",
+		// Uptime over the 40 days measured, not 90; the legend of the bars.
+		"96.67% over 30 days; 97.50% over the 40 days since ", // storage: one day down of 30, of 40,
+		`<li><span class="k k-none"></span>No data: before measuring began</li>`,
 		"Racks &lt;moving&gt; &amp; back", // the message, escaped
 		"Upload Service: <span class=\"t-under_maintenance\">Under maintenance</span> <span class=\"state\">(ongoing)</span>",
 		"Storage: <span class=\"t-major_outage\">Major outage</span>",
 		"after 24 h 0 min",                 // the resolved incident's length
 		"<h3>eu-central</h3>", "Frankfurt", // regions by zone
 		`class="d-major_outage"`, `class="d-none"`, // bars: the outage day, and days before the history
-		"96.67% over 30 days", // storage: one day down of 30
 		`data-refresh="5"`, "<script>",
 		`<main id="main"`, `role="status"`,
 	} {
