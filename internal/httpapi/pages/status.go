@@ -21,8 +21,8 @@ type StatusData struct {
 	Regions    []cdnapi.Region
 	RegionsErr bool
 
-	Incidents  []cdnapi.Incident // newest first
-	Uptime     []cdnapi.Uptime   // in the order of Doc.Components
+	Incidents []cdnapi.Incident // newest first
+	Uptime    []cdnapi.Uptime   // in the order of Doc.Components
 	// MeasuredSince is when the history starts, from which uptime is
 	// counted; zero when nothing has been recorded.
 	MeasuredSince time.Time
@@ -257,7 +257,7 @@ func regionState(s cdnapi.Status) string {
 // when it is today (UTC), the day too when later.
 func until(end, now time.Time) string {
 	end = end.UTC()
-	if end.Truncate(24*time.Hour).Equal(now.UTC().Truncate(24 * time.Hour)) {
+	if end.Truncate(24 * time.Hour).Equal(now.UTC().Truncate(24 * time.Hour)) {
 		return end.Format("15:04 UTC")
 	}
 	return end.Format("2 Jan 15:04 UTC")
