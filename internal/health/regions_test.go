@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -330,5 +331,72 @@ func TestRegionProbesRunConcurrently(t *testing.T) {
 		if len(r.window) != 1 || r.window[0] != cdnapi.StatusOperational {
 			t.Errorf("region %d probed %v, want one operational answer", i, r.window)
 		}
+	}
+}
+
+// TestOperatorRegionIncidents: a region that is not probed, put into a
+// status by an operator, has its incident opened at the next round, raised,
+// and resolved when the status is cleared or ends; regions the operator
+// leaves alone have none. Once, a region in partial outage showed on no
+// incident list.
+func TestOperatorRegionIncidents(t *testing.T) {
+	ctx := context.Background()
+	store := teststore.SQLite(t)
+	putRegions(t, store, frankfurt, ashburn)
+	e := New(store, Config{Regions: store, History: store, Interval: time.Hour})
+	incidents := func() []cdnapi.Incident {
+		t.Helper()
+		list, err := store.ListIncidents(ctx, cdnapi.IncidentQuery{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return list
+	}
+	e.Evaluate(ctx)
+	if list := incidents(); len(list) != 0 {
+		t.Fatalf("incidents with every region operational: %+v", list)
+	}
+
+	steps := []struct {
+		status cdnapi.Status
+		want   cdnapi.Status // of the Region FRA1 incident
+		open   bool
+	}{
+		{cdnapi.StatusPartialOutage, cdnapi.StatusPartialOutage, true},
+		{cdnapi.StatusMajorOutage, cdnapi.StatusMajorOutage, true}, // raised
+		{cdnapi.StatusOperational, cdnapi.StatusMajorOutage, false},
+	}
+	for _, st := range steps {
+		if err := store.SetRegionStatus(ctx, "FRA1", st.status, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		e.Evaluate(ctx)
+		list := incidents()
+		if len(list) != 1 || list[0].Component != "Region FRA1" || list[0].Status != st.want || list[0].Open() != st.open {
+			t.Fatalf("after FRA1 set to %s: incidents %+v, want one of Region FRA1, %s, open %v", st.status, list, st.want, st.open)
+		}
+	}
+
+	// A status with an end resolves its incident once the end has passed.
+	if err := store.SetRegionStatus(ctx, "IAD1", cdnapi.StatusUnderMaintenance, time.Now().Add(1500*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	iad := func() cdnapi.Incident {
+		t.Helper()
+		list := incidents()
+		i := slices.IndexFunc(list, func(inc cdnapi.Incident) bool { return inc.Component == "Region IAD1" })
+		if len(list) != 2 || i < 0 {
+			t.Fatalf("incidents %+v, want FRA1's and IAD1's", list)
+		}
+		return list[i]
+	}
+	e.Evaluate(ctx)
+	if inc := iad(); !inc.Open() || inc.Status != cdnapi.StatusUnderMaintenance {
+		t.Fatalf("after IAD1's maintenance began: %+v", inc)
+	}
+	time.Sleep(2 * time.Second) // the stores end a status by the wall clock, in whole seconds
+	e.Evaluate(ctx)
+	if inc := iad(); inc.Open() {
+		t.Fatalf("after IAD1's maintenance ended: %+v", inc)
 	}
 }
