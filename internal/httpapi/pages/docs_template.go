@@ -8,15 +8,15 @@ import (
 
 const docsStyle = baseStyle +
 	`.layout{display:grid;grid-template-columns:15rem minmax(0,1fr);gap:2rem;max-width:80rem;margin:0 auto;padding:1rem}` +
-	`main{grid-column:2;grid-row:1}.toc{grid-column:1;grid-row:1;position:sticky;top:0;align-self:start;max-height:100vh;overflow:auto;font-size:.875rem;padding-top:1rem}` +
+	`.layout>h1{grid-column:1/-1;grid-row:1;margin-bottom:0}main{grid-column:2;grid-row:2}.toc{grid-column:1;grid-row:2;position:sticky;top:0;align-self:start;max-height:100vh;overflow:auto;font-size:.875rem;padding-top:1rem}` +
 	`.toc ul{list-style:none;padding:0;margin:0 0 1rem}.toc li{margin:.2rem 0}` +
-	`@media (max-width:50rem){.layout{grid-template-columns:minmax(0,1fr)}main,.toc{grid-column:1;grid-row:auto}.toc{position:static;max-height:none}}` +
+	`@media (max-width:50rem){.layout{grid-template-columns:minmax(0,1fr);gap:1rem}.layout>h1,main,.toc{grid-column:1;grid-row:auto}.toc{position:static;max-height:none;padding-top:0}}` +
 	`.op{border:1px solid var(--line);border-radius:8px;padding:0 1rem 1rem;margin:1.5rem 0}` +
 	`.op h3{display:flex;gap:.5rem;flex-wrap:wrap;align-items:baseline}.m{font:700 .8rem ui-monospace,monospace;background:#ddf4ff;color:#0550ae;padding:.1rem .4rem;border-radius:4px}` +
 	`.addr{font-size:.8rem;color:var(--muted)}dl.f{margin:.25rem 0 .25rem .5rem;padding-left:.75rem;border-left:2px solid var(--line)}` +
 	`dl.f dt{font-family:ui-monospace,monospace;font-size:.875rem;margin-top:.4rem;overflow-wrap:anywhere}dl.f dd{margin:0}` +
 	`.req{color:#cf222e;font-size:.75rem}.ty{color:#8250df;font-size:.8rem}.c{font-size:.8rem;color:var(--muted);overflow-wrap:anywhere}` +
-	`.scroll{overflow-x:auto}` +
+	`.scroll{overflow-x:auto}.scroll td:last-child{overflow-wrap:anywhere}` +
 	// Examples wrap rather than scroll: a long URL or checksum breaks
 	// anywhere, which is no loss in a sample.
 	`pre.ex{background:var(--bg2);border:1px solid var(--line);border-radius:6px;padding:.5rem .75rem;margin:.25rem 0 .75rem;` +
@@ -24,7 +24,9 @@ const docsStyle = baseStyle +
 	`pre.ex code{background:none;padding:0;font-size:1em}` +
 	// On a narrow screen the contents come first, before the reference, in
 	// two columns so that they do not push it far down.
-	`@media (max-width:50rem){.toc ul.cols{columns:2;column-gap:1rem}.toc li{break-inside:avoid}}`
+	`@media (max-width:50rem){.toc ul.cols{columns:2;column-gap:1rem}.toc li{break-inside:avoid}}` +
+	// A name breaks between its words only where the screen is too narrow.
+	`@media (min-width:50.01rem){.scroll td:nth-child(2){white-space:nowrap}}`
 
 // camel writes a component name so that a narrow column breaks it between
 // its words, never inside one: "Files<wbr>Not<wbr>Modified".
@@ -49,6 +51,7 @@ var docsMain = template.Must(template.New("docs").Funcs(template.FuncMap{"camel"
 {{if .Body}}<p class="c">answers {{.Status}} with</p>
 <pre class="ex"><code>{{.Body}}</code></pre>{{else}}<p class="c">answers {{.Status}} with {{.Note}}.</p>{{end}}
 {{end}}<div class="layout">
+<h1>{{.Title}} <span class="muted">{{.Version}}</span></h1>
 <nav class="toc" aria-label="Reference">
 <h2>Contents</h2>
 <ul><li><a href="#overview">Overview</a></li></ul>
@@ -60,7 +63,6 @@ var docsMain = template.Must(template.New("docs").Funcs(template.FuncMap{"camel"
 <ul class="cols">{{range .Schemas}}<li><a href="#{{.Anchor}}">{{camel .Name}}</a></li>{{end}}</ul>
 </nav>
 <main id="main">
-<h1>{{.Title}} <span class="muted">{{.Version}}</span></h1>
 <p>Generated from the <a href="/api/v1/openapi.json">OpenAPI document</a>, the contract every answer is tested against.
 The examples are made from it too, for the addresses of this server.</p>
 <section id="overview" aria-labelledby="h-overview"><h2 id="h-overview">Overview</h2>
