@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -176,4 +178,27 @@ func shapeDiff(at string, want, got any, open bool) []string {
 		}
 	}
 	return out
+}
+
+// TestBaseURL: the pages name a bound address as people reach it; a
+// wildcard host, which no one can connect to, by the machine's name.
+func TestBaseURL(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "localhost"
+	}
+	for addr, want := range map[string]string{
+		"127.0.0.1:18080": "http://127.0.0.1:18080",
+		"[::1]:18081":     "http://[::1]:18081",
+		"0.0.0.0:8080":    "http://" + net.JoinHostPort(host, "8080"),
+		"[::]:8081":       "http://" + net.JoinHostPort(host, "8081"),
+	} {
+		a, err := net.ResolveTCPAddr("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := baseURL(a); got != want {
+			t.Errorf("baseURL(%s) = %s, want %s", addr, got, want)
+		}
+	}
 }
