@@ -19,7 +19,7 @@ import (
 // what is gone, commits as it goes, and with --follow never stops, as the
 // follow command does for an edge's log. "origin sync" leaves room beside it,
 // as "regions list" and "keys create" do.
-const originSynopsis = `origin sync DIR --project P [--follow] [--rescan D] [--workers N] [--db DSN]
+const originSynopsis = `origin sync DIR --project P [--follow] [--rescan D] [--workers N] [--batch-files N] [--db DSN]
 
 Makes the files list of project P what the folder DIR holds, as a web server
 serves it: every regular file under DIR is a file whose filename is its path
@@ -51,6 +51,7 @@ func runOrigin(ctx context.Context, env *environment, args []string) error {
 		follow  = fs.Bool("follow", false, "keep the list in sync until stopped (inotify, and a full rescan every --rescan)")
 		rescan  = fs.Duration("rescan", 5*time.Minute, "with --follow: sync the whole folder again this often (0: only at start and after inotify drops events)")
 		workers = fs.Int("workers", 0, "files hashed at once (default: the number of CPUs)")
+		batch   = fs.Int("batch-files", 5000, "commit at the latest when this many files have changed (and at least every second)")
 	)
 	args, err := parseArgs(fs, args, env.getenv)
 	if err != nil {
@@ -62,8 +63,8 @@ func runOrigin(ctx context.Context, env *environment, args []string) error {
 	if !cdnapi.ValidProject(*project) {
 		return usageError{fmt.Sprintf("origin: --project must be %s", cdnapi.ProjectRule)}
 	}
-	if *rescan < 0 || *workers < 0 {
-		return usageError{"origin: --rescan and --workers may not be negative"}
+	if *rescan < 0 || *workers < 0 || *batch < 1 {
+		return usageError{"origin: --rescan and --workers may not be negative, nor --batch-files below 1"}
 	}
 
 	st, err := db.openMigrated(ctx)
@@ -73,7 +74,7 @@ func runOrigin(ctx context.Context, env *environment, args []string) error {
 	defer st.Close()
 	var progress origin.Progress
 	display := startOriginProgress(env.stderr, &progress)
-	s, err := origin.New(st, args[1], origin.Options{Project: *project, Workers: *workers,
+	s, err := origin.New(st, args[1], origin.Options{Project: *project, Workers: *workers, BatchFiles: *batch,
 		Progress: &progress, Warn: display.println})
 	if err != nil {
 		display.finish("")
