@@ -112,8 +112,12 @@ func runOrigin(ctx context.Context, env *environment, args []string) error {
 // deleted".
 func originSummary(s *origin.Syncer, res origin.Result, took time.Duration) string {
 	rate := float64(res.HashedBytes) / max(took.Seconds(), 1e-9)
-	line := fmt.Sprintf("synced %s files in %s: %s unchanged (not read), %s hashed (%s, %s/s), %s rows written, %s deleted",
-		grouped(res.Files), took.Round(time.Millisecond), grouped(res.Unchanged), grouped(res.Hashed),
+	files := "files"
+	if res.Files == 1 {
+		files = "file"
+	}
+	line := fmt.Sprintf("synced %s %s in %s: %s unchanged (not read), %s hashed (%s, %s/s), %s rows written, %s deleted",
+		grouped(res.Files), files, took.Round(time.Millisecond), grouped(res.Unchanged), grouped(res.Hashed),
 		humanize.Bytes(uint64(res.HashedBytes)), humanize.Bytes(uint64(rate)), grouped(res.Put), grouped(res.Deleted))
 	sk := &s.Skipped
 	if n := sk.Hidden.Load() + sk.Symlinks.Load() + sk.Special.Load() + sk.BadNames.Load(); n > 0 {
