@@ -80,7 +80,7 @@ type ListReader interface {
 }
 
 // Writer writes records inside the transaction of a Transactor's Write.
-// Every method upserts: a record replaces any with the same ID (for regions,
+// Every Put method upserts: a record replaces any with the same ID (for regions,
 // the same code), so writing the same records twice leaves the store as
 // writing them once; among records of one call that share a key, the last
 // wins. Callers may reuse the slices once a call returns.

@@ -132,3 +132,41 @@ func TestOriginSurvivesKill(t *testing.T) {
 		})
 	}
 }
+
+// TestOriginCommand: the command's summary, and its refusals of bad input,
+// each before anything is written.
+func TestOriginCommand(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, 0, 3, 1)
+	db := "sqlite:" + filepath.Join(t.TempDir(), "origin.db")
+	_, out := mustRunCmd(t, "", "origin", "sync", root, "--db", db, "--project", "site")
+	if !strings.HasPrefix(out, "synced 3 files in ") || !strings.Contains(out, ": 0 unchanged (not read), 3 hashed (") ||
+		!strings.HasSuffix(out, ", 3 rows written, 0 deleted\n") {
+		t.Errorf("first run printed %q", out)
+	}
+	_, out = mustRunCmd(t, "", "origin", "sync", root, "--db", db, "--project", "site")
+	if !strings.Contains(out, ": 3 unchanged (not read), 0 hashed (0 B, ") || !strings.HasSuffix(out, ", 0 rows written, 0 deleted\n") {
+		t.Errorf("second run printed %q", out)
+	}
+	file := filepath.Join(root, "d00", "f00000.bin")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"origin"}, "want sync DIR"},
+		{[]string{"origin", "sync"}, "want sync DIR"},
+		{[]string{"origin", "sync", root}, "--project must be"},
+		{[]string{"origin", "sync", root, "--project", "-bad"}, "--project must be"},
+		{[]string{"origin", "sync", root, "--project", "p", "--batch-files", "0"}, "--batch-files"},
+		{[]string{"origin", "sync", filepath.Join(root, "missing"), "--project", "p"}, "no such file or directory"},
+		{[]string{"origin", "sync", file, "--project", "p"}, "is not a folder"},
+	} {
+		_, _, err := runCmd(t, "", append(tc.args, "--db", db)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v; want an error saying %q", tc.args, err, tc.want)
+		}
+	}
+	if n := len(originFiles(t, db, "site")); n != 3 {
+		t.Errorf("after the refusals the list holds %d files, want 3", n)
+	}
+}
