@@ -89,6 +89,9 @@ func (s *Syncer) pass(ctx context.Context, roots, paths []string, onDir func(str
 		workers.Go(func() {
 			buf := make([]byte, hashBuffer)
 			for j := range jobs {
+				if ctx.Err() != nil {
+					continue // stopping: hash nothing more
+				}
 				results <- s.hash(j, buf)
 			}
 		})
