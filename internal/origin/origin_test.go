@@ -392,3 +392,57 @@ func TestFollow(t *testing.T) {
 	slices.Sort(lags)
 	t.Logf("lags: %v", lags)
 }
+
+// TestFollowRescan: a change inotify does not report, a write through a
+// hard link outside the tree, shows at the next rescan; without rescans it
+// would not show at all (checked first, for a while).
+func TestFollowRescan(t *testing.T) {
+	st := teststore.SQLite(t)
+	root := t.TempDir()
+	writeFile(t, root, "page.html", "first")
+	outside := filepath.Join(t.TempDir(), "page.html")
+	if err := os.Link(filepath.Join(root, "page.html"), outside); err != nil {
+		t.Fatal(err)
+	}
+	follow := func(rescan time.Duration) (stop func()) {
+		s, err := origin.New(st, root, origin.Options{Project: project})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		started := make(chan struct{})
+		var once sync.Once
+		go func() { done <- s.Follow(ctx, rescan, func(origin.Result) { once.Do(func() { close(started) }) }) }()
+		<-started
+		return func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Follow: %v", err)
+			}
+		}
+	}
+	write := func(content string) string {
+		if err := os.WriteFile(outside, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return sha256sum(t, root, "page.html")["page.html"]
+	}
+
+	stop := follow(0) // no rescans
+	want := write("changed behind inotify's back")
+	time.Sleep(origin.Settle + 1500*time.Millisecond)
+	if got := listed(t, st)["page.html"].Checksum; got == want {
+		t.Fatal("the change showed without a rescan: the test does not test the rescan")
+	}
+	stop()
+
+	stop = follow(500 * time.Millisecond)
+	defer stop()
+	want = write("changed again")
+	for deadline := time.Now().Add(10 * time.Second); listed(t, st)["page.html"].Checksum != want; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("10s on, the rescans have not listed the change")
+		}
+	}
+}
