@@ -15,16 +15,9 @@ import (
 // defaultDSN is the embedded default: a SQLite file in the working directory.
 const defaultDSN = "sqlite:cdnapi.db"
 
-// store is a cdnapi.Store, with its API keys and status history, that can also bring its
-// schema up to date.
-type store interface {
-	cdnapi.Store
-	cdnapi.KeyStore
-	cdnapi.StatusHistory
-	// Migrate applies the migrations the database lacks. It refuses a
-	// database whose schema is newer than this binary.
-	Migrate(ctx context.Context) error
-}
+// store is what every command holds: either engine, or serve's measured
+// one.
+type store = cdnapi.Engine
 
 // storeFlags are the flags that choose and tune the store.
 type storeFlags struct {
