@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,7 +10,7 @@ import (
 )
 
 func TestKeysCommand(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "keys.db")
+	db := migratedDB(t, "keys.db")
 	out, errOut := mustRunCmd(t, "", "keys", "create", "--project", "alpha", "--name", "ci deploy", "--db", db)
 	key := strings.TrimSuffix(out, "\n")
 	if !auth.WellFormed(key) || strings.Count(out, "\n") != 1 {
