@@ -63,7 +63,7 @@ func testKeysRoundTrip(t *testing.T, s cdnapi.KeyStore) {
 	}
 	full := Key("Full1", "alpha", 0)
 	full.Label = "CI déploiement ✓"
-	full.Prefix = "cdk_Full" // what keys list shows; bare has none, as keys made before it was kept
+	full.Prefix = "cdk_Full"                           // what keys list shows; bare has none, as keys made before it was kept
 	full.CreatedAt = Epoch.Add(500 * time.Millisecond) // stored as whole seconds
 	full.ExpiresAt = Epoch.Add(24*time.Hour + 900*time.Millisecond)
 	full.LastUsed = Epoch.Add(time.Minute)
