@@ -83,9 +83,7 @@ func backupPath(path string, now time.Time, env *environment) (string, error) {
 	if file == "" {
 		file = "cdnapi-" + now.UTC().Format("20060102T150405Z") + ".db"
 	}
-	if dir == "" {
-		dir = "."
-	}
+	dir = filepath.Clean(dir) // "" becomes ".", and "a/" becomes "a", which stats as the file it may be
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return "", fmt.Errorf("backup: create the directory %s: %w", dir, err)

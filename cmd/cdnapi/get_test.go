@@ -181,7 +181,7 @@ func TestGetOutputs(t *testing.T) {
 			{[]string{"assets", "--region", "XYZ9"}, false, []string{"region_unknown", "request req_"}},
 			{[]string{"files", "--api", s.edge}, false, []string{"404 not_found"}},
 			{[]string{"files", "--cursor", "bogus"}, false, []string{"cursor_invalid"}},
-			{[]string{"regions", "--all"}, true, []string{"--all"}},
+			{[]string{"regions", "--limit", "5"}, true, []string{"--limit and --cursor are for files and assets"}},
 			{[]string{"files", "--region", "FRA1"}, true, []string{"--region is for assets"}},
 			{[]string{"files", "-o", "xml"}, true, []string{"table, json or ndjson"}},
 			{[]string{"buckets"}, true, []string{`unknown list "buckets"`}},
