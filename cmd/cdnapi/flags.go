@@ -107,7 +107,11 @@ func flagError(fs *flag.FlagSet, err error) error {
 	name = strings.TrimLeft(name, "-")
 	msg := fmt.Sprintf("%s: unknown flag --%s", fs.Name(), name)
 	if near := nearestFlag(fs, name); near != "" {
-		msg += fmt.Sprintf("; did you mean --%s?", near)
+		dashes := "--"
+		if len(near) == 1 {
+			dashes = "-" // as the usage spells -o
+		}
+		msg += fmt.Sprintf("; did you mean %s%s?", dashes, near)
 	}
 	return usageError{fmt.Sprintf("%s (%s)", msg, help)}
 }

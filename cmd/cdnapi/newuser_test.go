@@ -319,7 +319,7 @@ func TestUnknownFlag(t *testing.T) {
 		{[]string{"serve", "--port", "9000"}, "serve: unknown flag --port; did you mean --api-addr? (cdnapi serve --help lists the flags)"},
 		{[]string{"prune", "--older", "1h"}, "did you mean --older-than?"},
 		{[]string{"ingest", "--metric-file", "x"}, "did you mean --metrics-file?"},
-		{[]string{"get", "--output", "json"}, "did you mean --o?"},
+		{[]string{"get", "--output", "json"}, "did you mean -o?"},
 		{[]string{"keys", "--xyzzy"}, "keys: unknown flag --xyzzy (cdnapi keys --help lists the flags)"},
 	} {
 		var stdout bytes.Buffer
