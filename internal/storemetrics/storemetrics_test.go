@@ -277,3 +277,65 @@ func BenchmarkListFiles(b *testing.B) {
 		})
 	}
 }
+
+// Measure needs nothing of an engine but cdnapi.Engine: its name labels the
+// series, its pools are collected, and the measured engine answers both as
+// the engine does.
+func TestMeasureEngine(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		open  func(t *testing.T) cdnapi.Engine
+		pools []string
+	}{
+		{"sqlite", func(t *testing.T) cdnapi.Engine { return teststore.SQLite(t) }, []string{"read", "write"}},
+		{"postgres", func(t *testing.T) cdnapi.Engine { return teststore.Postgres(t) }, []string{"primary"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			st := storemetrics.Measure(tt.open(t), reg)
+			if st.Name() != tt.name {
+				t.Errorf("Name() = %q, want %q", st.Name(), tt.name)
+			}
+			var pools []string
+			for _, p := range st.PoolStats() {
+				pools = append(pools, p.Pool)
+				if p.Max <= 0 {
+					t.Errorf("pool %s: Max %d", p.Pool, p.Max)
+				}
+			}
+			if fmt.Sprint(pools) != fmt.Sprint(tt.pools) {
+				t.Errorf("pools %v, want %v", pools, tt.pools)
+			}
+			if err := st.Ping(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			families, err := reg.Gather()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var series []string
+			for _, f := range families {
+				if f.GetName() != "cdnapi_store_pool_max_connections" {
+					continue
+				}
+				for _, m := range f.GetMetric() {
+					labels := map[string]string{}
+					for _, l := range m.GetLabel() {
+						labels[l.GetName()] = l.GetValue()
+					}
+					series = append(series, labels["engine"]+"/"+labels["pool"])
+				}
+			}
+			var want []string
+			for _, p := range tt.pools {
+				want = append(want, tt.name+"/"+p)
+			}
+			if fmt.Sprint(series) != fmt.Sprint(want) {
+				t.Errorf("pool series %v, want %v", series, want)
+			}
+			if n := testutil.CollectAndCount(reg, "cdnapi_store_call_duration_seconds"); n == 0 {
+				t.Error("no call series under the engine's name")
+			}
+		})
+	}
+}
