@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,12 +80,12 @@ func TestOnlyServeSeedMigrateCreate(t *testing.T) {
 func TestServeNamesItsDatabase(t *testing.T) {
 	dir := t.TempDir()
 	db := filepath.Join(dir, "new.db")
-	var logs bytes.Buffer
+	var logs syncBuffer
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"serve", "--db", db, "--api-addr", "127.0.0.1:0", "--edge-addr", "127.0.0.1:0",
-			"--admin-addr", "127.0.0.1:0"}, getenvFrom(nil), strings.NewReader(""), io.Discard, &syncWriter{w: &logs})
+			"--admin-addr", "127.0.0.1:0"}, getenvFrom(nil), strings.NewReader(""), io.Discard, &logs)
 	}()
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(logs.String(), `"listening"`) && time.Now().Before(deadline) {
@@ -103,19 +104,23 @@ func TestServeNamesItsDatabase(t *testing.T) {
 	}
 }
 
-// syncWriter serialises writes from serve's goroutines to a buffer.
-type syncWriter struct {
-	mu chan struct{}
-	w  io.Writer
+// syncBuffer is a buffer that serve's goroutines write and the test
+// reads at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
 }
 
-func (s *syncWriter) Write(p []byte) (int, error) {
-	if s.mu == nil {
-		s.mu = make(chan struct{}, 1)
-	}
-	s.mu <- struct{}{}
-	defer func() { <-s.mu }()
-	return s.w.Write(p)
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // describeDB names a database without its password.
