@@ -68,8 +68,8 @@ func TestOriginSurvivesKill(t *testing.T) {
 		dsn  func(t *testing.T) (dsn string, sqlitePath string)
 	}{
 		{"sqlite", func(t *testing.T) (string, string) {
-			p := filepath.Join(t.TempDir(), "crash.db")
-			return "sqlite:" + p, p
+			dsn := migratedDB(t, "crash.db")
+			return dsn, strings.TrimPrefix(dsn, "sqlite:")
 		}},
 		{"postgres", func(t *testing.T) (string, string) { return pgtest.NewDatabase(t), "" }},
 	}
@@ -117,7 +117,7 @@ func TestOriginSurvivesKill(t *testing.T) {
 
 			_, out := mustRunCmd(t, "", "origin", "sync", "--db", dsn, "--project", "site", root)
 			t.Logf("the run after the kill: %s", strings.TrimSpace(out))
-			ref := "sqlite:" + filepath.Join(t.TempDir(), "ref.db")
+			ref := migratedDB(t, "ref.db")
 			mustRunCmd(t, "", "origin", "sync", "--db", ref, "--project", "site", root)
 			got, want := originFiles(t, dsn, "site"), originFiles(t, ref, "site")
 			if len(want) != 3800 {
@@ -138,7 +138,7 @@ func TestOriginSurvivesKill(t *testing.T) {
 func TestOriginCommand(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, root, 0, 3, 1)
-	db := "sqlite:" + filepath.Join(t.TempDir(), "origin.db")
+	db := migratedDB(t, "origin.db")
 	_, out := mustRunCmd(t, "", "origin", "sync", root, "--db", db, "--project", "site")
 	if !strings.HasPrefix(out, "synced 3 files in ") || !strings.Contains(out, ": 0 unchanged (not read), 3 hashed (") ||
 		!strings.HasSuffix(out, ", 3 rows written, 0 deleted\n") {
