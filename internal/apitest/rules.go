@@ -37,6 +37,7 @@ func (c *check) checkRules(route *routers.Route) {
 		c.checkNotModified()
 	case http.StatusOK:
 		if c.json != nil {
+			c.checkNextCursor()
 			c.checkList(route)
 		}
 	}
@@ -92,6 +93,25 @@ func (c *check) checkNotModified() {
 	}
 	if etag := c.res.Header.Get("ETag"); etag != "" && !matchesWeakly(inm, etag) {
 		c.failf("304 carries ETag %s, which If-None-Match %s does not match", etag, inm)
+	}
+}
+
+// checkNextCursor checks, on every list, that next_cursor is null exactly
+// when has_more is false. The document states this in prose: a oneOf over
+// has_more, which JSON Schema could check, is more than code generators take.
+func (c *check) checkNextCursor() {
+	page, ok := c.json.(map[string]any)
+	if !ok || page["object"] != "list" {
+		return
+	}
+	hasMore, _ := page["has_more"].(bool)
+	switch next, present := page["next_cursor"]; {
+	case !present:
+		// reported by the schema
+	case hasMore && next == nil:
+		c.failf("has_more is true, but next_cursor is null")
+	case !hasMore && next != nil:
+		c.failf("has_more is false, but next_cursor is %v; it must be null", next)
 	}
 }
 

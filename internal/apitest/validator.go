@@ -240,6 +240,13 @@ func (c *check) checkHeaders(headers openapi3.Headers) {
 func (c *check) checkBody(route *routers.Route, response *openapi3.Response) {
 	status := c.res.StatusCode
 	hasContent := len(response.Content) > 0 && status != http.StatusNotModified && status != http.StatusNoContent
+	if c.req.Method == http.MethodHead && route.PathItem.Get != nil {
+		// A HEAD operation documents no content (generated clients would
+		// try to decode one), but carries the Content-Type of its GET.
+		if get := route.PathItem.Get.Responses.Status(status); get != nil && get.Value != nil {
+			hasContent = len(get.Value.Content) > 0 && status != http.StatusNotModified && status != http.StatusNoContent
+		}
+	}
 	if hasContent {
 		if ct := c.res.Header.Values("Content-Type"); len(ct) != 1 || ct[0] != "application/json" {
 			c.failf("Content-Type is %q, want exactly \"application/json\"", strings.Join(ct, ", "))
