@@ -881,6 +881,9 @@ type UptimeComponentsName string
 // UptimeObject defines model for Uptime.Object.
 type UptimeObject string
 
+// IfNoneMatch defines model for ifNoneMatch.
+type IfNoneMatch = string
+
 // Limit defines model for limit.
 type Limit = int
 
@@ -944,6 +947,12 @@ type ListAssetsParams struct {
 	// Cursor The opaque `next_cursor` of a previous response to the same list with
 	// the same filter. URL-safe base64 without padding.
 	Cursor *PageCursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// IfNoneMatch The ETag of a copy the client holds, or several, or `*`. When one
+	// matches the answer's (`W/` tags compared weakly), the answer is 304
+	// with no body. A tag names one content coding of the body: it matches
+	// only an answer in that same coding.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // HeadAssetsParams defines parameters for HeadAssets.
@@ -959,6 +968,12 @@ type HeadAssetsParams struct {
 	// Cursor The opaque `next_cursor` of a previous response to the same list with
 	// the same filter. URL-safe base64 without padding.
 	Cursor *PageCursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// IfNoneMatch The ETag of a copy the client holds, or several, or `*`. When one
+	// matches the answer's (`W/` tags compared weakly), the answer is 304
+	// with no body. A tag names one content coding of the body: it matches
+	// only an answer in that same coding.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ListFilesParams defines parameters for ListFiles.
@@ -970,6 +985,12 @@ type ListFilesParams struct {
 	// Cursor The opaque `next_cursor` of a previous response to the same list with
 	// the same filter. URL-safe base64 without padding.
 	Cursor *PageCursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// IfNoneMatch The ETag of a copy the client holds, or several, or `*`. When one
+	// matches the answer's (`W/` tags compared weakly), the answer is 304
+	// with no body. A tag names one content coding of the body: it matches
+	// only an answer in that same coding.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // HeadFilesParams defines parameters for HeadFiles.
@@ -981,6 +1002,66 @@ type HeadFilesParams struct {
 	// Cursor The opaque `next_cursor` of a previous response to the same list with
 	// the same filter. URL-safe base64 without padding.
 	Cursor *PageCursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// IfNoneMatch The ETag of a copy the client holds, or several, or `*`. When one
+	// matches the answer's (`W/` tags compared weakly), the answer is 304
+	// with no body. A tag names one content coding of the body: it matches
+	// only an answer in that same coding.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// GetOpenAPIDocumentParams defines parameters for GetOpenAPIDocument.
+type GetOpenAPIDocumentParams struct {
+	// IfNoneMatch The ETag of a copy the client holds, or several, or `*`. When one
+	// matches the answer's (`W/` tags compared weakly), the answer is 304
+	// with no body. A tag names one content coding of the body: it matches
+	// only an answer in that same coding.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// HeadOpenAPIDocumentParams defines parameters for HeadOpenAPIDocument.
+type HeadOpenAPIDocumentParams struct {
+	// IfNoneMatch The ETag of a copy the client holds, or several, or `*`. When one
+	// matches the answer's (`W/` tags compared weakly), the answer is 304
+	// with no body. A tag names one content coding of the body: it matches
+	// only an answer in that same coding.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// ListRegionsParams defines parameters for ListRegions.
+type ListRegionsParams struct {
+	// IfNoneMatch The ETag of a copy the client holds, or several, or `*`. When one
+	// matches the answer's (`W/` tags compared weakly), the answer is 304
+	// with no body. A tag names one content coding of the body: it matches
+	// only an answer in that same coding.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// HeadRegionsParams defines parameters for HeadRegions.
+type HeadRegionsParams struct {
+	// IfNoneMatch The ETag of a copy the client holds, or several, or `*`. When one
+	// matches the answer's (`W/` tags compared weakly), the answer is 304
+	// with no body. A tag names one content coding of the body: it matches
+	// only an answer in that same coding.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// GetStatusParams defines parameters for GetStatus.
+type GetStatusParams struct {
+	// IfNoneMatch The ETag of a copy the client holds, or several, or `*`. When one
+	// matches the answer's (`W/` tags compared weakly), the answer is 304
+	// with no body. A tag names one content coding of the body: it matches
+	// only an answer in that same coding.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// HeadStatusParams defines parameters for HeadStatus.
+type HeadStatusParams struct {
+	// IfNoneMatch The ETag of a copy the client holds, or several, or `*`. When one
+	// matches the answer's (`W/` tags compared weakly), the answer is 304
+	// with no body. A tag names one content coding of the body: it matches
+	// only an answer in that same coding.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // ListIncidentsParams defines parameters for ListIncidents.
@@ -992,6 +1073,12 @@ type ListIncidentsParams struct {
 	// Cursor The opaque `next_cursor` of a previous response to the same list with
 	// the same filter. URL-safe base64 without padding.
 	Cursor *PageCursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// IfNoneMatch The ETag of a copy the client holds, or several, or `*`. When one
+	// matches the answer's (`W/` tags compared weakly), the answer is 304
+	// with no body. A tag names one content coding of the body: it matches
+	// only an answer in that same coding.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // HeadIncidentsParams defines parameters for HeadIncidents.
@@ -1003,6 +1090,30 @@ type HeadIncidentsParams struct {
 	// Cursor The opaque `next_cursor` of a previous response to the same list with
 	// the same filter. URL-safe base64 without padding.
 	Cursor *PageCursor `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// IfNoneMatch The ETag of a copy the client holds, or several, or `*`. When one
+	// matches the answer's (`W/` tags compared weakly), the answer is 304
+	// with no body. A tag names one content coding of the body: it matches
+	// only an answer in that same coding.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// GetUptimeParams defines parameters for GetUptime.
+type GetUptimeParams struct {
+	// IfNoneMatch The ETag of a copy the client holds, or several, or `*`. When one
+	// matches the answer's (`W/` tags compared weakly), the answer is 304
+	// with no body. A tag names one content coding of the body: it matches
+	// only an answer in that same coding.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
+}
+
+// HeadUptimeParams defines parameters for HeadUptime.
+type HeadUptimeParams struct {
+	// IfNoneMatch The ETag of a copy the client holds, or several, or `*`. When one
+	// matches the answer's (`W/` tags compared weakly), the answer is 304
+	// with no body. A tag names one content coding of the body: it matches
+	// only an answer in that same coding.
+	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
@@ -1140,7 +1251,7 @@ type ClientInterface interface {
 	// Always public. Takes no parameters; any query parameter gets 400 parameter_unknown.
 	//
 	// Corresponds with GET /api/v1/openapi.json (the `GetOpenAPIDocument` operationId).
-	GetOpenAPIDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetOpenAPIDocument(ctx context.Context, params *GetOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HeadOpenAPIDocument As GET, with the same headers and no body.
 	//
@@ -1149,7 +1260,7 @@ type ClientInterface interface {
 	// GET's, with no content, so that clients do not try to decode one.
 	//
 	// Corresponds with HEAD /api/v1/openapi.json (the `HeadOpenAPIDocument` operationId).
-	HeadOpenAPIDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	HeadOpenAPIDocument(ctx context.Context, params *HeadOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PreflightOpenAPIDocument Answer a CORS preflight.
 	//
@@ -1171,7 +1282,7 @@ type ClientInterface interface {
 	// despite the server's own page cache; otherwise `operational`.
 	//
 	// Corresponds with GET /api/v1/regions (the `ListRegions` operationId).
-	ListRegions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListRegions(ctx context.Context, params *ListRegionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HeadRegions As GET, with the same headers and no body.
 	//
@@ -1180,7 +1291,7 @@ type ClientInterface interface {
 	// GET's, with no content, so that clients do not try to decode one.
 	//
 	// Corresponds with HEAD /api/v1/regions (the `HeadRegions` operationId).
-	HeadRegions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	HeadRegions(ctx context.Context, params *HeadRegionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PreflightRegions Answer a CORS preflight.
 	//
@@ -1198,7 +1309,7 @@ type ClientInterface interface {
 	// parameters; any query parameter gets 400 parameter_unknown.
 	//
 	// Corresponds with GET /api/v1/status (the `GetStatus` operationId).
-	GetStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetStatus(ctx context.Context, params *GetStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HeadStatus As GET, with the same headers and no body.
 	//
@@ -1207,7 +1318,7 @@ type ClientInterface interface {
 	// GET's, with no content, so that clients do not try to decode one.
 	//
 	// Corresponds with HEAD /api/v1/status (the `HeadStatus` operationId).
-	HeadStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	HeadStatus(ctx context.Context, params *HeadStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PreflightStatus Answer a CORS preflight.
 	//
@@ -1262,7 +1373,7 @@ type ClientInterface interface {
 	// Never cached.
 	//
 	// Corresponds with GET /api/v1/status/uptime (the `GetUptime` operationId).
-	GetUptime(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetUptime(ctx context.Context, params *GetUptimeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// HeadUptime As GET, with the same headers and no body.
 	//
@@ -1271,7 +1382,7 @@ type ClientInterface interface {
 	// GET's, with no content, so that clients do not try to decode one.
 	//
 	// Corresponds with HEAD /api/v1/status/uptime (the `HeadUptime` operationId).
-	HeadUptime(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	HeadUptime(ctx context.Context, params *HeadUptimeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PreflightUptime Answer a CORS preflight.
 	//
@@ -1404,8 +1515,8 @@ func (c *Client) PreflightFiles(ctx context.Context, reqEditors ...RequestEditor
 // Always public. Takes no parameters; any query parameter gets 400 parameter_unknown.
 //
 // Corresponds with GET /api/v1/openapi.json (the `GetOpenAPIDocument` operationId).
-func (c *Client) GetOpenAPIDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetOpenAPIDocumentRequest(c.Server)
+func (c *Client) GetOpenAPIDocument(ctx context.Context, params *GetOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetOpenAPIDocumentRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1423,8 +1534,8 @@ func (c *Client) GetOpenAPIDocument(ctx context.Context, reqEditors ...RequestEd
 // GET's, with no content, so that clients do not try to decode one.
 //
 // Corresponds with HEAD /api/v1/openapi.json (the `HeadOpenAPIDocument` operationId).
-func (c *Client) HeadOpenAPIDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewHeadOpenAPIDocumentRequest(c.Server)
+func (c *Client) HeadOpenAPIDocument(ctx context.Context, params *HeadOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadOpenAPIDocumentRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1465,8 +1576,8 @@ func (c *Client) PreflightOpenAPIDocument(ctx context.Context, reqEditors ...Req
 // despite the server's own page cache; otherwise `operational`.
 //
 // Corresponds with GET /api/v1/regions (the `ListRegions` operationId).
-func (c *Client) ListRegions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListRegionsRequest(c.Server)
+func (c *Client) ListRegions(ctx context.Context, params *ListRegionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListRegionsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1484,8 +1595,8 @@ func (c *Client) ListRegions(ctx context.Context, reqEditors ...RequestEditorFn)
 // GET's, with no content, so that clients do not try to decode one.
 //
 // Corresponds with HEAD /api/v1/regions (the `HeadRegions` operationId).
-func (c *Client) HeadRegions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewHeadRegionsRequest(c.Server)
+func (c *Client) HeadRegions(ctx context.Context, params *HeadRegionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadRegionsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1522,8 +1633,8 @@ func (c *Client) PreflightRegions(ctx context.Context, reqEditors ...RequestEdit
 // parameters; any query parameter gets 400 parameter_unknown.
 //
 // Corresponds with GET /api/v1/status (the `GetStatus` operationId).
-func (c *Client) GetStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetStatusRequest(c.Server)
+func (c *Client) GetStatus(ctx context.Context, params *GetStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetStatusRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1541,8 +1652,8 @@ func (c *Client) GetStatus(ctx context.Context, reqEditors ...RequestEditorFn) (
 // GET's, with no content, so that clients do not try to decode one.
 //
 // Corresponds with HEAD /api/v1/status (the `HeadStatus` operationId).
-func (c *Client) HeadStatus(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewHeadStatusRequest(c.Server)
+func (c *Client) HeadStatus(ctx context.Context, params *HeadStatusParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadStatusRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1646,8 +1757,8 @@ func (c *Client) PreflightIncidents(ctx context.Context, reqEditors ...RequestEd
 // Never cached.
 //
 // Corresponds with GET /api/v1/status/uptime (the `GetUptime` operationId).
-func (c *Client) GetUptime(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetUptimeRequest(c.Server)
+func (c *Client) GetUptime(ctx context.Context, params *GetUptimeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUptimeRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1665,8 +1776,8 @@ func (c *Client) GetUptime(ctx context.Context, reqEditors ...RequestEditorFn) (
 // GET's, with no content, so that clients do not try to decode one.
 //
 // Corresponds with HEAD /api/v1/status/uptime (the `HeadUptime` operationId).
-func (c *Client) HeadUptime(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewHeadUptimeRequest(c.Server)
+func (c *Client) HeadUptime(ctx context.Context, params *HeadUptimeParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHeadUptimeRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1771,6 +1882,21 @@ func NewListAssetsRequest(server string, params *ListAssetsParams) (*http.Reques
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -1847,6 +1973,21 @@ func NewHeadAssetsRequest(server string, params *HeadAssetsParams) (*http.Reques
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -1942,6 +2083,21 @@ func NewListFilesRequest(server string, params *ListFilesParams) (*http.Request,
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -2008,6 +2164,21 @@ func NewHeadFilesRequest(server string, params *HeadFilesParams) (*http.Request,
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -2039,7 +2210,7 @@ func NewPreflightFilesRequest(server string) (*http.Request, error) {
 }
 
 // NewGetOpenAPIDocumentRequest constructs an http.Request for the GetOpenAPIDocument method
-func NewGetOpenAPIDocumentRequest(server string) (*http.Request, error) {
+func NewGetOpenAPIDocumentRequest(server string, params *GetOpenAPIDocumentParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2062,11 +2233,26 @@ func NewGetOpenAPIDocumentRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewHeadOpenAPIDocumentRequest constructs an http.Request for the HeadOpenAPIDocument method
-func NewHeadOpenAPIDocumentRequest(server string) (*http.Request, error) {
+func NewHeadOpenAPIDocumentRequest(server string, params *HeadOpenAPIDocumentParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2087,6 +2273,21 @@ func NewHeadOpenAPIDocumentRequest(server string) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -2120,7 +2321,7 @@ func NewPreflightOpenAPIDocumentRequest(server string) (*http.Request, error) {
 }
 
 // NewListRegionsRequest constructs an http.Request for the ListRegions method
-func NewListRegionsRequest(server string) (*http.Request, error) {
+func NewListRegionsRequest(server string, params *ListRegionsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2143,11 +2344,26 @@ func NewListRegionsRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewHeadRegionsRequest constructs an http.Request for the HeadRegions method
-func NewHeadRegionsRequest(server string) (*http.Request, error) {
+func NewHeadRegionsRequest(server string, params *HeadRegionsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2168,6 +2384,21 @@ func NewHeadRegionsRequest(server string) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -2201,7 +2432,7 @@ func NewPreflightRegionsRequest(server string) (*http.Request, error) {
 }
 
 // NewGetStatusRequest constructs an http.Request for the GetStatus method
-func NewGetStatusRequest(server string) (*http.Request, error) {
+func NewGetStatusRequest(server string, params *GetStatusParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2224,11 +2455,26 @@ func NewGetStatusRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewHeadStatusRequest constructs an http.Request for the HeadStatus method
-func NewHeadStatusRequest(server string) (*http.Request, error) {
+func NewHeadStatusRequest(server string, params *HeadStatusParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2249,6 +2495,21 @@ func NewHeadStatusRequest(server string) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -2344,6 +2605,21 @@ func NewListIncidentsRequest(server string, params *ListIncidentsParams) (*http.
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -2410,6 +2686,21 @@ func NewHeadIncidentsRequest(server string, params *HeadIncidentsParams) (*http.
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
@@ -2441,7 +2732,7 @@ func NewPreflightIncidentsRequest(server string) (*http.Request, error) {
 }
 
 // NewGetUptimeRequest constructs an http.Request for the GetUptime method
-func NewGetUptimeRequest(server string) (*http.Request, error) {
+func NewGetUptimeRequest(server string, params *GetUptimeParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2464,11 +2755,26 @@ func NewGetUptimeRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
+	}
+
 	return req, nil
 }
 
 // NewHeadUptimeRequest constructs an http.Request for the HeadUptime method
-func NewHeadUptimeRequest(server string) (*http.Request, error) {
+func NewHeadUptimeRequest(server string, params *HeadUptimeParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2489,6 +2795,21 @@ func NewHeadUptimeRequest(server string) (*http.Request, error) {
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+
+		if params.IfNoneMatch != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "If-None-Match", *params.IfNoneMatch, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("If-None-Match", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -2640,7 +2961,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v1/openapi.json (the `GetOpenAPIDocument` operationId).
-	GetOpenAPIDocumentWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentResponse, error)
+	GetOpenAPIDocumentWithResponse(ctx context.Context, params *GetOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentResponse, error)
 
 	// HeadOpenAPIDocumentWithResponse As GET, with the same headers and no body.
 	//
@@ -2651,7 +2972,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /api/v1/openapi.json (the `HeadOpenAPIDocument` operationId).
-	HeadOpenAPIDocumentWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadOpenAPIDocumentResponse, error)
+	HeadOpenAPIDocumentWithResponse(ctx context.Context, params *HeadOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*HeadOpenAPIDocumentResponse, error)
 
 	// PreflightOpenAPIDocumentWithResponse Answer a CORS preflight.
 	//
@@ -2677,7 +2998,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v1/regions (the `ListRegions` operationId).
-	ListRegionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListRegionsResponse, error)
+	ListRegionsWithResponse(ctx context.Context, params *ListRegionsParams, reqEditors ...RequestEditorFn) (*ListRegionsResponse, error)
 
 	// HeadRegionsWithResponse As GET, with the same headers and no body.
 	//
@@ -2688,7 +3009,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /api/v1/regions (the `HeadRegions` operationId).
-	HeadRegionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadRegionsResponse, error)
+	HeadRegionsWithResponse(ctx context.Context, params *HeadRegionsParams, reqEditors ...RequestEditorFn) (*HeadRegionsResponse, error)
 
 	// PreflightRegionsWithResponse Answer a CORS preflight.
 	//
@@ -2710,7 +3031,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v1/status (the `GetStatus` operationId).
-	GetStatusWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetStatusResponse, error)
+	GetStatusWithResponse(ctx context.Context, params *GetStatusParams, reqEditors ...RequestEditorFn) (*GetStatusResponse, error)
 
 	// HeadStatusWithResponse As GET, with the same headers and no body.
 	//
@@ -2721,7 +3042,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /api/v1/status (the `HeadStatus` operationId).
-	HeadStatusWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadStatusResponse, error)
+	HeadStatusWithResponse(ctx context.Context, params *HeadStatusParams, reqEditors ...RequestEditorFn) (*HeadStatusResponse, error)
 
 	// PreflightStatusWithResponse Answer a CORS preflight.
 	//
@@ -2786,7 +3107,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /api/v1/status/uptime (the `GetUptime` operationId).
-	GetUptimeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetUptimeResponse, error)
+	GetUptimeWithResponse(ctx context.Context, params *GetUptimeParams, reqEditors ...RequestEditorFn) (*GetUptimeResponse, error)
 
 	// HeadUptimeWithResponse As GET, with the same headers and no body.
 	//
@@ -2797,7 +3118,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /api/v1/status/uptime (the `HeadUptime` operationId).
-	HeadUptimeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadUptimeResponse, error)
+	HeadUptimeWithResponse(ctx context.Context, params *HeadUptimeParams, reqEditors ...RequestEditorFn) (*HeadUptimeResponse, error)
 
 	// PreflightUptimeWithResponse Answer a CORS preflight.
 	//
@@ -5585,8 +5906,8 @@ func (c *ClientWithResponses) PreflightFilesWithResponse(ctx context.Context, re
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v1/openapi.json (the `GetOpenAPIDocument` operationId).
-func (c *ClientWithResponses) GetOpenAPIDocumentWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentResponse, error) {
-	rsp, err := c.GetOpenAPIDocument(ctx, reqEditors...)
+func (c *ClientWithResponses) GetOpenAPIDocumentWithResponse(ctx context.Context, params *GetOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*GetOpenAPIDocumentResponse, error) {
+	rsp, err := c.GetOpenAPIDocument(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -5602,8 +5923,8 @@ func (c *ClientWithResponses) GetOpenAPIDocumentWithResponse(ctx context.Context
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /api/v1/openapi.json (the `HeadOpenAPIDocument` operationId).
-func (c *ClientWithResponses) HeadOpenAPIDocumentWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadOpenAPIDocumentResponse, error) {
-	rsp, err := c.HeadOpenAPIDocument(ctx, reqEditors...)
+func (c *ClientWithResponses) HeadOpenAPIDocumentWithResponse(ctx context.Context, params *HeadOpenAPIDocumentParams, reqEditors ...RequestEditorFn) (*HeadOpenAPIDocumentResponse, error) {
+	rsp, err := c.HeadOpenAPIDocument(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -5640,8 +5961,8 @@ func (c *ClientWithResponses) PreflightOpenAPIDocumentWithResponse(ctx context.C
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v1/regions (the `ListRegions` operationId).
-func (c *ClientWithResponses) ListRegionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListRegionsResponse, error) {
-	rsp, err := c.ListRegions(ctx, reqEditors...)
+func (c *ClientWithResponses) ListRegionsWithResponse(ctx context.Context, params *ListRegionsParams, reqEditors ...RequestEditorFn) (*ListRegionsResponse, error) {
+	rsp, err := c.ListRegions(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -5657,8 +5978,8 @@ func (c *ClientWithResponses) ListRegionsWithResponse(ctx context.Context, reqEd
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /api/v1/regions (the `HeadRegions` operationId).
-func (c *ClientWithResponses) HeadRegionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadRegionsResponse, error) {
-	rsp, err := c.HeadRegions(ctx, reqEditors...)
+func (c *ClientWithResponses) HeadRegionsWithResponse(ctx context.Context, params *HeadRegionsParams, reqEditors ...RequestEditorFn) (*HeadRegionsResponse, error) {
+	rsp, err := c.HeadRegions(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -5691,8 +6012,8 @@ func (c *ClientWithResponses) PreflightRegionsWithResponse(ctx context.Context, 
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v1/status (the `GetStatus` operationId).
-func (c *ClientWithResponses) GetStatusWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetStatusResponse, error) {
-	rsp, err := c.GetStatus(ctx, reqEditors...)
+func (c *ClientWithResponses) GetStatusWithResponse(ctx context.Context, params *GetStatusParams, reqEditors ...RequestEditorFn) (*GetStatusResponse, error) {
+	rsp, err := c.GetStatus(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -5708,8 +6029,8 @@ func (c *ClientWithResponses) GetStatusWithResponse(ctx context.Context, reqEdit
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /api/v1/status (the `HeadStatus` operationId).
-func (c *ClientWithResponses) HeadStatusWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadStatusResponse, error) {
-	rsp, err := c.HeadStatus(ctx, reqEditors...)
+func (c *ClientWithResponses) HeadStatusWithResponse(ctx context.Context, params *HeadStatusParams, reqEditors ...RequestEditorFn) (*HeadStatusResponse, error) {
+	rsp, err := c.HeadStatus(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -5803,8 +6124,8 @@ func (c *ClientWithResponses) PreflightIncidentsWithResponse(ctx context.Context
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /api/v1/status/uptime (the `GetUptime` operationId).
-func (c *ClientWithResponses) GetUptimeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetUptimeResponse, error) {
-	rsp, err := c.GetUptime(ctx, reqEditors...)
+func (c *ClientWithResponses) GetUptimeWithResponse(ctx context.Context, params *GetUptimeParams, reqEditors ...RequestEditorFn) (*GetUptimeResponse, error) {
+	rsp, err := c.GetUptime(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -5820,8 +6141,8 @@ func (c *ClientWithResponses) GetUptimeWithResponse(ctx context.Context, reqEdit
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /api/v1/status/uptime (the `HeadUptime` operationId).
-func (c *ClientWithResponses) HeadUptimeWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadUptimeResponse, error) {
-	rsp, err := c.HeadUptime(ctx, reqEditors...)
+func (c *ClientWithResponses) HeadUptimeWithResponse(ctx context.Context, params *HeadUptimeParams, reqEditors ...RequestEditorFn) (*HeadUptimeResponse, error) {
+	rsp, err := c.HeadUptime(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

@@ -34,14 +34,14 @@ type Invoker interface {
 	// Always public. Takes no parameters; any query parameter gets 400 parameter_unknown.
 	//
 	// GET /api/v1/openapi.json
-	GetOpenAPIDocument(ctx context.Context) (GetOpenAPIDocumentRes, error)
+	GetOpenAPIDocument(ctx context.Context, params GetOpenAPIDocumentParams) (GetOpenAPIDocumentRes, error)
 	// GetStatus invokes getStatus operation.
 	//
 	// Always public, and always 200 while the process runs: an outage is reported in the document, never
 	// as an error status. Takes no parameters; any query parameter gets 400 parameter_unknown.
 	//
 	// GET /api/v1/status
-	GetStatus(ctx context.Context) (GetStatusRes, error)
+	GetStatus(ctx context.Context, params GetStatusParams) (GetStatusRes, error)
 	// GetUptime invokes getUptime operation.
 	//
 	// The share of time each component was operational, in percent with at most three decimals, computed
@@ -51,7 +51,7 @@ type Invoker interface {
 	// parameters. Never cached.
 	//
 	// GET /api/v1/status/uptime
-	GetUptime(ctx context.Context) (GetUptimeRes, error)
+	GetUptime(ctx context.Context, params GetUptimeParams) (GetUptimeRes, error)
 	// HeadAssets invokes headAssets operation.
 	//
 	// The status and headers that GET would answer, Content-Length and ETag included, without the body.
@@ -83,7 +83,7 @@ type Invoker interface {
 	// one.
 	//
 	// HEAD /api/v1/openapi.json
-	HeadOpenAPIDocument(ctx context.Context) (HeadOpenAPIDocumentRes, error)
+	HeadOpenAPIDocument(ctx context.Context, params HeadOpenAPIDocumentParams) (HeadOpenAPIDocumentRes, error)
 	// HeadRegions invokes headRegions operation.
 	//
 	// The status and headers that GET would answer, Content-Length and ETag included, without the body.
@@ -91,7 +91,7 @@ type Invoker interface {
 	// one.
 	//
 	// HEAD /api/v1/regions
-	HeadRegions(ctx context.Context) (HeadRegionsRes, error)
+	HeadRegions(ctx context.Context, params HeadRegionsParams) (HeadRegionsRes, error)
 	// HeadStatus invokes headStatus operation.
 	//
 	// The status and headers that GET would answer, Content-Length and ETag included, without the body.
@@ -99,7 +99,7 @@ type Invoker interface {
 	// one.
 	//
 	// HEAD /api/v1/status
-	HeadStatus(ctx context.Context) (HeadStatusRes, error)
+	HeadStatus(ctx context.Context, params HeadStatusParams) (HeadStatusRes, error)
 	// HeadUptime invokes headUptime operation.
 	//
 	// The status and headers that GET would answer, Content-Length and ETag included, without the body.
@@ -107,7 +107,7 @@ type Invoker interface {
 	// one.
 	//
 	// HEAD /api/v1/status/uptime
-	HeadUptime(ctx context.Context) (HeadUptimeRes, error)
+	HeadUptime(ctx context.Context, params HeadUptimeParams) (HeadUptimeRes, error)
 	// ListAssets invokes listAssets operation.
 	//
 	// The requests the edges served, newest first, `limit` at a time, of the region given by `region` or
@@ -145,7 +145,7 @@ type Invoker interface {
 	// `operational`.
 	//
 	// GET /api/v1/regions
-	ListRegions(ctx context.Context) (ListRegionsRes, error)
+	ListRegions(ctx context.Context, params ListRegionsParams) (ListRegionsRes, error)
 	// PreflightAssets invokes preflightAssets operation.
 	//
 	// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
@@ -243,12 +243,12 @@ func (c *Client) requestURL(ctx context.Context) *url.URL {
 // Always public. Takes no parameters; any query parameter gets 400 parameter_unknown.
 //
 // GET /api/v1/openapi.json
-func (c *Client) GetOpenAPIDocument(ctx context.Context) (GetOpenAPIDocumentRes, error) {
-	res, err := c.sendGetOpenAPIDocument(ctx)
+func (c *Client) GetOpenAPIDocument(ctx context.Context, params GetOpenAPIDocumentParams) (GetOpenAPIDocumentRes, error) {
+	res, err := c.sendGetOpenAPIDocument(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendGetOpenAPIDocument(ctx context.Context) (res GetOpenAPIDocumentRes, err error) {
+func (c *Client) sendGetOpenAPIDocument(ctx context.Context, params GetOpenAPIDocumentParams) (res GetOpenAPIDocumentRes, err error) {
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("getOpenAPIDocument"),
 		semconv.HTTPRequestMethodKey.String("GET"),
@@ -295,6 +295,23 @@ func (c *Client) sendGetOpenAPIDocument(ctx context.Context) (res GetOpenAPIDocu
 		return res, errors.Wrap(err, "create request")
 	}
 
+	stage = "EncodeHeaderParams"
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-None-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfNoneMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
 	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
@@ -324,12 +341,12 @@ func (c *Client) sendGetOpenAPIDocument(ctx context.Context) (res GetOpenAPIDocu
 // as an error status. Takes no parameters; any query parameter gets 400 parameter_unknown.
 //
 // GET /api/v1/status
-func (c *Client) GetStatus(ctx context.Context) (GetStatusRes, error) {
-	res, err := c.sendGetStatus(ctx)
+func (c *Client) GetStatus(ctx context.Context, params GetStatusParams) (GetStatusRes, error) {
+	res, err := c.sendGetStatus(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendGetStatus(ctx context.Context) (res GetStatusRes, err error) {
+func (c *Client) sendGetStatus(ctx context.Context, params GetStatusParams) (res GetStatusRes, err error) {
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("getStatus"),
 		semconv.HTTPRequestMethodKey.String("GET"),
@@ -376,6 +393,23 @@ func (c *Client) sendGetStatus(ctx context.Context) (res GetStatusRes, err error
 		return res, errors.Wrap(err, "create request")
 	}
 
+	stage = "EncodeHeaderParams"
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-None-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfNoneMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
 	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
@@ -408,12 +442,12 @@ func (c *Client) sendGetStatus(ctx context.Context) (res GetStatusRes, err error
 // parameters. Never cached.
 //
 // GET /api/v1/status/uptime
-func (c *Client) GetUptime(ctx context.Context) (GetUptimeRes, error) {
-	res, err := c.sendGetUptime(ctx)
+func (c *Client) GetUptime(ctx context.Context, params GetUptimeParams) (GetUptimeRes, error) {
+	res, err := c.sendGetUptime(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendGetUptime(ctx context.Context) (res GetUptimeRes, err error) {
+func (c *Client) sendGetUptime(ctx context.Context, params GetUptimeParams) (res GetUptimeRes, err error) {
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("getUptime"),
 		semconv.HTTPRequestMethodKey.String("GET"),
@@ -458,6 +492,23 @@ func (c *Client) sendGetUptime(ctx context.Context) (res GetUptimeRes, err error
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
+	}
+
+	stage = "EncodeHeaderParams"
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-None-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfNoneMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
 	}
 
 	stage = "SendRequest"
@@ -601,6 +652,23 @@ func (c *Client) sendHeadAssets(ctx context.Context, params HeadAssetsParams) (r
 	r, err := ht.NewRequest(ctx, "HEAD", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
+	}
+
+	stage = "EncodeHeaderParams"
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-None-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfNoneMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
 	}
 
 	{
@@ -760,6 +828,23 @@ func (c *Client) sendHeadFiles(ctx context.Context, params HeadFilesParams) (res
 		return res, errors.Wrap(err, "create request")
 	}
 
+	stage = "EncodeHeaderParams"
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-None-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfNoneMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
 	{
 		type bitset = [1]uint8
 		var satisfied bitset
@@ -917,6 +1002,23 @@ func (c *Client) sendHeadIncidents(ctx context.Context, params HeadIncidentsPara
 		return res, errors.Wrap(err, "create request")
 	}
 
+	stage = "EncodeHeaderParams"
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-None-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfNoneMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
 	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
@@ -947,12 +1049,12 @@ func (c *Client) sendHeadIncidents(ctx context.Context, params HeadIncidentsPara
 // one.
 //
 // HEAD /api/v1/openapi.json
-func (c *Client) HeadOpenAPIDocument(ctx context.Context) (HeadOpenAPIDocumentRes, error) {
-	res, err := c.sendHeadOpenAPIDocument(ctx)
+func (c *Client) HeadOpenAPIDocument(ctx context.Context, params HeadOpenAPIDocumentParams) (HeadOpenAPIDocumentRes, error) {
+	res, err := c.sendHeadOpenAPIDocument(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendHeadOpenAPIDocument(ctx context.Context) (res HeadOpenAPIDocumentRes, err error) {
+func (c *Client) sendHeadOpenAPIDocument(ctx context.Context, params HeadOpenAPIDocumentParams) (res HeadOpenAPIDocumentRes, err error) {
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("headOpenAPIDocument"),
 		semconv.HTTPRequestMethodKey.String("HEAD"),
@@ -999,6 +1101,23 @@ func (c *Client) sendHeadOpenAPIDocument(ctx context.Context) (res HeadOpenAPIDo
 		return res, errors.Wrap(err, "create request")
 	}
 
+	stage = "EncodeHeaderParams"
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-None-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfNoneMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
 	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
@@ -1029,12 +1148,12 @@ func (c *Client) sendHeadOpenAPIDocument(ctx context.Context) (res HeadOpenAPIDo
 // one.
 //
 // HEAD /api/v1/regions
-func (c *Client) HeadRegions(ctx context.Context) (HeadRegionsRes, error) {
-	res, err := c.sendHeadRegions(ctx)
+func (c *Client) HeadRegions(ctx context.Context, params HeadRegionsParams) (HeadRegionsRes, error) {
+	res, err := c.sendHeadRegions(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendHeadRegions(ctx context.Context) (res HeadRegionsRes, err error) {
+func (c *Client) sendHeadRegions(ctx context.Context, params HeadRegionsParams) (res HeadRegionsRes, err error) {
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("headRegions"),
 		semconv.HTTPRequestMethodKey.String("HEAD"),
@@ -1079,6 +1198,23 @@ func (c *Client) sendHeadRegions(ctx context.Context) (res HeadRegionsRes, err e
 	r, err := ht.NewRequest(ctx, "HEAD", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
+	}
+
+	stage = "EncodeHeaderParams"
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-None-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfNoneMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
 	}
 
 	{
@@ -1145,12 +1281,12 @@ func (c *Client) sendHeadRegions(ctx context.Context) (res HeadRegionsRes, err e
 // one.
 //
 // HEAD /api/v1/status
-func (c *Client) HeadStatus(ctx context.Context) (HeadStatusRes, error) {
-	res, err := c.sendHeadStatus(ctx)
+func (c *Client) HeadStatus(ctx context.Context, params HeadStatusParams) (HeadStatusRes, error) {
+	res, err := c.sendHeadStatus(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendHeadStatus(ctx context.Context) (res HeadStatusRes, err error) {
+func (c *Client) sendHeadStatus(ctx context.Context, params HeadStatusParams) (res HeadStatusRes, err error) {
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("headStatus"),
 		semconv.HTTPRequestMethodKey.String("HEAD"),
@@ -1197,6 +1333,23 @@ func (c *Client) sendHeadStatus(ctx context.Context) (res HeadStatusRes, err err
 		return res, errors.Wrap(err, "create request")
 	}
 
+	stage = "EncodeHeaderParams"
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-None-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfNoneMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
 	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
@@ -1227,12 +1380,12 @@ func (c *Client) sendHeadStatus(ctx context.Context) (res HeadStatusRes, err err
 // one.
 //
 // HEAD /api/v1/status/uptime
-func (c *Client) HeadUptime(ctx context.Context) (HeadUptimeRes, error) {
-	res, err := c.sendHeadUptime(ctx)
+func (c *Client) HeadUptime(ctx context.Context, params HeadUptimeParams) (HeadUptimeRes, error) {
+	res, err := c.sendHeadUptime(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendHeadUptime(ctx context.Context) (res HeadUptimeRes, err error) {
+func (c *Client) sendHeadUptime(ctx context.Context, params HeadUptimeParams) (res HeadUptimeRes, err error) {
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("headUptime"),
 		semconv.HTTPRequestMethodKey.String("HEAD"),
@@ -1277,6 +1430,23 @@ func (c *Client) sendHeadUptime(ctx context.Context) (res HeadUptimeRes, err err
 	r, err := ht.NewRequest(ctx, "HEAD", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
+	}
+
+	stage = "EncodeHeaderParams"
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-None-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfNoneMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
 	}
 
 	stage = "SendRequest"
@@ -1420,6 +1590,23 @@ func (c *Client) sendListAssets(ctx context.Context, params ListAssetsParams) (r
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
+	}
+
+	stage = "EncodeHeaderParams"
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-None-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfNoneMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
 	}
 
 	{
@@ -1577,6 +1764,23 @@ func (c *Client) sendListFiles(ctx context.Context, params ListFilesParams) (res
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
+	}
+
+	stage = "EncodeHeaderParams"
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-None-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfNoneMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
 	}
 
 	{
@@ -1739,6 +1943,23 @@ func (c *Client) sendListIncidents(ctx context.Context, params ListIncidentsPara
 		return res, errors.Wrap(err, "create request")
 	}
 
+	stage = "EncodeHeaderParams"
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-None-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfNoneMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
 	stage = "SendRequest"
 	resp, err := c.cfg.Client.Do(r)
 	if err != nil {
@@ -1772,12 +1993,12 @@ func (c *Client) sendListIncidents(ctx context.Context, params ListIncidentsPara
 // `operational`.
 //
 // GET /api/v1/regions
-func (c *Client) ListRegions(ctx context.Context) (ListRegionsRes, error) {
-	res, err := c.sendListRegions(ctx)
+func (c *Client) ListRegions(ctx context.Context, params ListRegionsParams) (ListRegionsRes, error) {
+	res, err := c.sendListRegions(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendListRegions(ctx context.Context) (res ListRegionsRes, err error) {
+func (c *Client) sendListRegions(ctx context.Context, params ListRegionsParams) (res ListRegionsRes, err error) {
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("listRegions"),
 		semconv.HTTPRequestMethodKey.String("GET"),
@@ -1822,6 +2043,23 @@ func (c *Client) sendListRegions(ctx context.Context) (res ListRegionsRes, err e
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
+	}
+
+	stage = "EncodeHeaderParams"
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-None-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfNoneMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
 	}
 
 	{

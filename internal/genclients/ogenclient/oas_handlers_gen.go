@@ -103,8 +103,22 @@ func (s *Server) handleGetOpenAPIDocumentRequest(args [0]string, argsEscaped boo
 
 			s.errors.Add(ctx, 1, metric.WithAttributes(attrs...))
 		}
-		err error
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: GetOpenAPIDocumentOperation,
+			ID:   "getOpenAPIDocument",
+		}
 	)
+	params, err := decodeGetOpenAPIDocumentParams(args, argsEscaped, r)
+	if err != nil {
+		err = &ogenerrors.DecodeParamsError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeParams", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
 
 	var rawBody []byte
 
@@ -117,13 +131,18 @@ func (s *Server) handleGetOpenAPIDocumentRequest(args [0]string, argsEscaped boo
 			OperationID:      "getOpenAPIDocument",
 			Body:             nil,
 			RawBody:          rawBody,
-			Params:           middleware.Parameters{},
-			Raw:              r,
+			Params: middleware.Parameters{
+				{
+					Name: "If-None-Match",
+					In:   "header",
+				}: params.IfNoneMatch,
+			},
+			Raw: r,
 		}
 
 		type (
 			Request  = struct{}
-			Params   = struct{}
+			Params   = GetOpenAPIDocumentParams
 			Response = GetOpenAPIDocumentRes
 		)
 		response, err = middleware.HookMiddleware[
@@ -133,14 +152,14 @@ func (s *Server) handleGetOpenAPIDocumentRequest(args [0]string, argsEscaped boo
 		](
 			m,
 			mreq,
-			nil,
+			unpackGetOpenAPIDocumentParams,
 			func(ctx context.Context, request Request, params Params) (response Response, err error) {
-				response, err = s.h.GetOpenAPIDocument(ctx)
+				response, err = s.h.GetOpenAPIDocument(ctx, params)
 				return response, err
 			},
 		)
 	} else {
-		response, err = s.h.GetOpenAPIDocument(ctx)
+		response, err = s.h.GetOpenAPIDocument(ctx, params)
 	}
 	if err != nil {
 		defer recordError("Internal", err)
@@ -228,8 +247,22 @@ func (s *Server) handleGetStatusRequest(args [0]string, argsEscaped bool, w http
 
 			s.errors.Add(ctx, 1, metric.WithAttributes(attrs...))
 		}
-		err error
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: GetStatusOperation,
+			ID:   "getStatus",
+		}
 	)
+	params, err := decodeGetStatusParams(args, argsEscaped, r)
+	if err != nil {
+		err = &ogenerrors.DecodeParamsError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeParams", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
 
 	var rawBody []byte
 
@@ -242,13 +275,18 @@ func (s *Server) handleGetStatusRequest(args [0]string, argsEscaped bool, w http
 			OperationID:      "getStatus",
 			Body:             nil,
 			RawBody:          rawBody,
-			Params:           middleware.Parameters{},
-			Raw:              r,
+			Params: middleware.Parameters{
+				{
+					Name: "If-None-Match",
+					In:   "header",
+				}: params.IfNoneMatch,
+			},
+			Raw: r,
 		}
 
 		type (
 			Request  = struct{}
-			Params   = struct{}
+			Params   = GetStatusParams
 			Response = GetStatusRes
 		)
 		response, err = middleware.HookMiddleware[
@@ -258,14 +296,14 @@ func (s *Server) handleGetStatusRequest(args [0]string, argsEscaped bool, w http
 		](
 			m,
 			mreq,
-			nil,
+			unpackGetStatusParams,
 			func(ctx context.Context, request Request, params Params) (response Response, err error) {
-				response, err = s.h.GetStatus(ctx)
+				response, err = s.h.GetStatus(ctx, params)
 				return response, err
 			},
 		)
 	} else {
-		response, err = s.h.GetStatus(ctx)
+		response, err = s.h.GetStatus(ctx, params)
 	}
 	if err != nil {
 		defer recordError("Internal", err)
@@ -356,8 +394,22 @@ func (s *Server) handleGetUptimeRequest(args [0]string, argsEscaped bool, w http
 
 			s.errors.Add(ctx, 1, metric.WithAttributes(attrs...))
 		}
-		err error
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: GetUptimeOperation,
+			ID:   "getUptime",
+		}
 	)
+	params, err := decodeGetUptimeParams(args, argsEscaped, r)
+	if err != nil {
+		err = &ogenerrors.DecodeParamsError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeParams", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
 
 	var rawBody []byte
 
@@ -370,13 +422,18 @@ func (s *Server) handleGetUptimeRequest(args [0]string, argsEscaped bool, w http
 			OperationID:      "getUptime",
 			Body:             nil,
 			RawBody:          rawBody,
-			Params:           middleware.Parameters{},
-			Raw:              r,
+			Params: middleware.Parameters{
+				{
+					Name: "If-None-Match",
+					In:   "header",
+				}: params.IfNoneMatch,
+			},
+			Raw: r,
 		}
 
 		type (
 			Request  = struct{}
-			Params   = struct{}
+			Params   = GetUptimeParams
 			Response = GetUptimeRes
 		)
 		response, err = middleware.HookMiddleware[
@@ -386,14 +443,14 @@ func (s *Server) handleGetUptimeRequest(args [0]string, argsEscaped bool, w http
 		](
 			m,
 			mreq,
-			nil,
+			unpackGetUptimeParams,
 			func(ctx context.Context, request Request, params Params) (response Response, err error) {
-				response, err = s.h.GetUptime(ctx)
+				response, err = s.h.GetUptime(ctx, params)
 				return response, err
 			},
 		)
 	} else {
-		response, err = s.h.GetUptime(ctx)
+		response, err = s.h.GetUptime(ctx, params)
 	}
 	if err != nil {
 		defer recordError("Internal", err)
@@ -568,6 +625,10 @@ func (s *Server) handleHeadAssetsRequest(args [0]string, argsEscaped bool, w htt
 					Name: "cursor",
 					In:   "query",
 				}: params.Cursor,
+				{
+					Name: "If-None-Match",
+					In:   "header",
+				}: params.IfNoneMatch,
 			},
 			Raw: r,
 		}
@@ -762,6 +823,10 @@ func (s *Server) handleHeadFilesRequest(args [0]string, argsEscaped bool, w http
 					Name: "cursor",
 					In:   "query",
 				}: params.Cursor,
+				{
+					Name: "If-None-Match",
+					In:   "header",
+				}: params.IfNoneMatch,
 			},
 			Raw: r,
 		}
@@ -911,6 +976,10 @@ func (s *Server) handleHeadIncidentsRequest(args [0]string, argsEscaped bool, w 
 					Name: "cursor",
 					In:   "query",
 				}: params.Cursor,
+				{
+					Name: "If-None-Match",
+					In:   "header",
+				}: params.IfNoneMatch,
 			},
 			Raw: r,
 		}
@@ -1023,8 +1092,22 @@ func (s *Server) handleHeadOpenAPIDocumentRequest(args [0]string, argsEscaped bo
 
 			s.errors.Add(ctx, 1, metric.WithAttributes(attrs...))
 		}
-		err error
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: HeadOpenAPIDocumentOperation,
+			ID:   "headOpenAPIDocument",
+		}
 	)
+	params, err := decodeHeadOpenAPIDocumentParams(args, argsEscaped, r)
+	if err != nil {
+		err = &ogenerrors.DecodeParamsError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeParams", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
 
 	var rawBody []byte
 
@@ -1037,13 +1120,18 @@ func (s *Server) handleHeadOpenAPIDocumentRequest(args [0]string, argsEscaped bo
 			OperationID:      "headOpenAPIDocument",
 			Body:             nil,
 			RawBody:          rawBody,
-			Params:           middleware.Parameters{},
-			Raw:              r,
+			Params: middleware.Parameters{
+				{
+					Name: "If-None-Match",
+					In:   "header",
+				}: params.IfNoneMatch,
+			},
+			Raw: r,
 		}
 
 		type (
 			Request  = struct{}
-			Params   = struct{}
+			Params   = HeadOpenAPIDocumentParams
 			Response = HeadOpenAPIDocumentRes
 		)
 		response, err = middleware.HookMiddleware[
@@ -1053,14 +1141,14 @@ func (s *Server) handleHeadOpenAPIDocumentRequest(args [0]string, argsEscaped bo
 		](
 			m,
 			mreq,
-			nil,
+			unpackHeadOpenAPIDocumentParams,
 			func(ctx context.Context, request Request, params Params) (response Response, err error) {
-				response, err = s.h.HeadOpenAPIDocument(ctx)
+				response, err = s.h.HeadOpenAPIDocument(ctx, params)
 				return response, err
 			},
 		)
 	} else {
-		response, err = s.h.HeadOpenAPIDocument(ctx)
+		response, err = s.h.HeadOpenAPIDocument(ctx, params)
 	}
 	if err != nil {
 		defer recordError("Internal", err)
@@ -1200,6 +1288,16 @@ func (s *Server) handleHeadRegionsRequest(args [0]string, argsEscaped bool, w ht
 			return
 		}
 	}
+	params, err := decodeHeadRegionsParams(args, argsEscaped, r)
+	if err != nil {
+		err = &ogenerrors.DecodeParamsError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeParams", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
 
 	var rawBody []byte
 
@@ -1212,13 +1310,18 @@ func (s *Server) handleHeadRegionsRequest(args [0]string, argsEscaped bool, w ht
 			OperationID:      "headRegions",
 			Body:             nil,
 			RawBody:          rawBody,
-			Params:           middleware.Parameters{},
-			Raw:              r,
+			Params: middleware.Parameters{
+				{
+					Name: "If-None-Match",
+					In:   "header",
+				}: params.IfNoneMatch,
+			},
+			Raw: r,
 		}
 
 		type (
 			Request  = struct{}
-			Params   = struct{}
+			Params   = HeadRegionsParams
 			Response = HeadRegionsRes
 		)
 		response, err = middleware.HookMiddleware[
@@ -1228,14 +1331,14 @@ func (s *Server) handleHeadRegionsRequest(args [0]string, argsEscaped bool, w ht
 		](
 			m,
 			mreq,
-			nil,
+			unpackHeadRegionsParams,
 			func(ctx context.Context, request Request, params Params) (response Response, err error) {
-				response, err = s.h.HeadRegions(ctx)
+				response, err = s.h.HeadRegions(ctx, params)
 				return response, err
 			},
 		)
 	} else {
-		response, err = s.h.HeadRegions(ctx)
+		response, err = s.h.HeadRegions(ctx, params)
 	}
 	if err != nil {
 		defer recordError("Internal", err)
@@ -1324,8 +1427,22 @@ func (s *Server) handleHeadStatusRequest(args [0]string, argsEscaped bool, w htt
 
 			s.errors.Add(ctx, 1, metric.WithAttributes(attrs...))
 		}
-		err error
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: HeadStatusOperation,
+			ID:   "headStatus",
+		}
 	)
+	params, err := decodeHeadStatusParams(args, argsEscaped, r)
+	if err != nil {
+		err = &ogenerrors.DecodeParamsError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeParams", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
 
 	var rawBody []byte
 
@@ -1338,13 +1455,18 @@ func (s *Server) handleHeadStatusRequest(args [0]string, argsEscaped bool, w htt
 			OperationID:      "headStatus",
 			Body:             nil,
 			RawBody:          rawBody,
-			Params:           middleware.Parameters{},
-			Raw:              r,
+			Params: middleware.Parameters{
+				{
+					Name: "If-None-Match",
+					In:   "header",
+				}: params.IfNoneMatch,
+			},
+			Raw: r,
 		}
 
 		type (
 			Request  = struct{}
-			Params   = struct{}
+			Params   = HeadStatusParams
 			Response = HeadStatusRes
 		)
 		response, err = middleware.HookMiddleware[
@@ -1354,14 +1476,14 @@ func (s *Server) handleHeadStatusRequest(args [0]string, argsEscaped bool, w htt
 		](
 			m,
 			mreq,
-			nil,
+			unpackHeadStatusParams,
 			func(ctx context.Context, request Request, params Params) (response Response, err error) {
-				response, err = s.h.HeadStatus(ctx)
+				response, err = s.h.HeadStatus(ctx, params)
 				return response, err
 			},
 		)
 	} else {
-		response, err = s.h.HeadStatus(ctx)
+		response, err = s.h.HeadStatus(ctx, params)
 	}
 	if err != nil {
 		defer recordError("Internal", err)
@@ -1450,8 +1572,22 @@ func (s *Server) handleHeadUptimeRequest(args [0]string, argsEscaped bool, w htt
 
 			s.errors.Add(ctx, 1, metric.WithAttributes(attrs...))
 		}
-		err error
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: HeadUptimeOperation,
+			ID:   "headUptime",
+		}
 	)
+	params, err := decodeHeadUptimeParams(args, argsEscaped, r)
+	if err != nil {
+		err = &ogenerrors.DecodeParamsError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeParams", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
 
 	var rawBody []byte
 
@@ -1464,13 +1600,18 @@ func (s *Server) handleHeadUptimeRequest(args [0]string, argsEscaped bool, w htt
 			OperationID:      "headUptime",
 			Body:             nil,
 			RawBody:          rawBody,
-			Params:           middleware.Parameters{},
-			Raw:              r,
+			Params: middleware.Parameters{
+				{
+					Name: "If-None-Match",
+					In:   "header",
+				}: params.IfNoneMatch,
+			},
+			Raw: r,
 		}
 
 		type (
 			Request  = struct{}
-			Params   = struct{}
+			Params   = HeadUptimeParams
 			Response = HeadUptimeRes
 		)
 		response, err = middleware.HookMiddleware[
@@ -1480,14 +1621,14 @@ func (s *Server) handleHeadUptimeRequest(args [0]string, argsEscaped bool, w htt
 		](
 			m,
 			mreq,
-			nil,
+			unpackHeadUptimeParams,
 			func(ctx context.Context, request Request, params Params) (response Response, err error) {
-				response, err = s.h.HeadUptime(ctx)
+				response, err = s.h.HeadUptime(ctx, params)
 				return response, err
 			},
 		)
 	} else {
-		response, err = s.h.HeadUptime(ctx)
+		response, err = s.h.HeadUptime(ctx, params)
 	}
 	if err != nil {
 		defer recordError("Internal", err)
@@ -1662,6 +1803,10 @@ func (s *Server) handleListAssetsRequest(args [0]string, argsEscaped bool, w htt
 					Name: "cursor",
 					In:   "query",
 				}: params.Cursor,
+				{
+					Name: "If-None-Match",
+					In:   "header",
+				}: params.IfNoneMatch,
 			},
 			Raw: r,
 		}
@@ -1856,6 +2001,10 @@ func (s *Server) handleListFilesRequest(args [0]string, argsEscaped bool, w http
 					Name: "cursor",
 					In:   "query",
 				}: params.Cursor,
+				{
+					Name: "If-None-Match",
+					In:   "header",
+				}: params.IfNoneMatch,
 			},
 			Raw: r,
 		}
@@ -2008,6 +2157,10 @@ func (s *Server) handleListIncidentsRequest(args [0]string, argsEscaped bool, w 
 					Name: "cursor",
 					In:   "query",
 				}: params.Cursor,
+				{
+					Name: "If-None-Match",
+					In:   "header",
+				}: params.IfNoneMatch,
 			},
 			Raw: r,
 		}
@@ -2174,6 +2327,16 @@ func (s *Server) handleListRegionsRequest(args [0]string, argsEscaped bool, w ht
 			return
 		}
 	}
+	params, err := decodeListRegionsParams(args, argsEscaped, r)
+	if err != nil {
+		err = &ogenerrors.DecodeParamsError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeParams", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
 
 	var rawBody []byte
 
@@ -2186,13 +2349,18 @@ func (s *Server) handleListRegionsRequest(args [0]string, argsEscaped bool, w ht
 			OperationID:      "listRegions",
 			Body:             nil,
 			RawBody:          rawBody,
-			Params:           middleware.Parameters{},
-			Raw:              r,
+			Params: middleware.Parameters{
+				{
+					Name: "If-None-Match",
+					In:   "header",
+				}: params.IfNoneMatch,
+			},
+			Raw: r,
 		}
 
 		type (
 			Request  = struct{}
-			Params   = struct{}
+			Params   = ListRegionsParams
 			Response = ListRegionsRes
 		)
 		response, err = middleware.HookMiddleware[
@@ -2202,14 +2370,14 @@ func (s *Server) handleListRegionsRequest(args [0]string, argsEscaped bool, w ht
 		](
 			m,
 			mreq,
-			nil,
+			unpackListRegionsParams,
 			func(ctx context.Context, request Request, params Params) (response Response, err error) {
-				response, err = s.h.ListRegions(ctx)
+				response, err = s.h.ListRegions(ctx, params)
 				return response, err
 			},
 		)
 	} else {
-		response, err = s.h.ListRegions(ctx)
+		response, err = s.h.ListRegions(ctx, params)
 	}
 	if err != nil {
 		defer recordError("Internal", err)

@@ -2844,29 +2844,43 @@ func (s *OpenAPIDocument) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
-func (s *OpenAPIDocumentInfo) Encode(e *jx.Encoder) {
+func (s OpenAPIDocumentInfo) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
 	e.ObjEnd()
 }
 
-// encodeFields encodes fields.
-func (s *OpenAPIDocumentInfo) encodeFields(e *jx.Encoder) {
-}
+// encodeFields implements json.Marshaler.
+func (s OpenAPIDocumentInfo) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
 
-var jsonFieldsNameOfOpenAPIDocumentInfo = [0]string{}
+		if len(elem) != 0 {
+			e.Raw(elem)
+		}
+	}
+}
 
 // Decode decodes OpenAPIDocumentInfo from json.
 func (s *OpenAPIDocumentInfo) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode OpenAPIDocumentInfo to nil")
 	}
-
+	m := s.init()
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		default:
-			return d.Skip()
+		var elem jx.Raw
+		if err := func() error {
+			v, err := d.RawAppend(nil)
+			elem = jx.Raw(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
 		}
+		m[string(k)] = elem
+		return nil
 	}); err != nil {
 		return errors.Wrap(err, "decode OpenAPIDocumentInfo")
 	}
@@ -2875,7 +2889,7 @@ func (s *OpenAPIDocumentInfo) Decode(d *jx.Decoder) error {
 }
 
 // MarshalJSON implements stdjson.Marshaler.
-func (s *OpenAPIDocumentInfo) MarshalJSON() ([]byte, error) {
+func (s OpenAPIDocumentInfo) MarshalJSON() ([]byte, error) {
 	e := jx.Encoder{}
 	s.Encode(&e)
 	return e.Bytes(), nil
@@ -2888,29 +2902,43 @@ func (s *OpenAPIDocumentInfo) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
-func (s *OpenAPIDocumentPaths) Encode(e *jx.Encoder) {
+func (s OpenAPIDocumentPaths) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
 	e.ObjEnd()
 }
 
-// encodeFields encodes fields.
-func (s *OpenAPIDocumentPaths) encodeFields(e *jx.Encoder) {
-}
+// encodeFields implements json.Marshaler.
+func (s OpenAPIDocumentPaths) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
 
-var jsonFieldsNameOfOpenAPIDocumentPaths = [0]string{}
+		if len(elem) != 0 {
+			e.Raw(elem)
+		}
+	}
+}
 
 // Decode decodes OpenAPIDocumentPaths from json.
 func (s *OpenAPIDocumentPaths) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode OpenAPIDocumentPaths to nil")
 	}
-
+	m := s.init()
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		default:
-			return d.Skip()
+		var elem jx.Raw
+		if err := func() error {
+			v, err := d.RawAppend(nil)
+			elem = jx.Raw(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
 		}
+		m[string(k)] = elem
+		return nil
 	}); err != nil {
 		return errors.Wrap(err, "decode OpenAPIDocumentPaths")
 	}
@@ -2919,7 +2947,7 @@ func (s *OpenAPIDocumentPaths) Decode(d *jx.Decoder) error {
 }
 
 // MarshalJSON implements stdjson.Marshaler.
-func (s *OpenAPIDocumentPaths) MarshalJSON() ([]byte, error) {
+func (s OpenAPIDocumentPaths) MarshalJSON() ([]byte, error) {
 	e := jx.Encoder{}
 	s.Encode(&e)
 	return e.Bytes(), nil

@@ -12,16 +12,32 @@ import (
 
 var (
 	rn5AllowedHeaders = map[string]string{
-		"GET":  "Authorization",
-		"HEAD": "Authorization",
+		"GET":  "Authorization,If-None-Match",
+		"HEAD": "Authorization,If-None-Match",
 	}
 	rn6AllowedHeaders = map[string]string{
-		"GET":  "Authorization",
-		"HEAD": "Authorization",
+		"GET":  "Authorization,If-None-Match",
+		"HEAD": "Authorization,If-None-Match",
+	}
+	rn1AllowedHeaders = map[string]string{
+		"GET":  "If-None-Match",
+		"HEAD": "If-None-Match",
 	}
 	rn9AllowedHeaders = map[string]string{
-		"GET":  "Authorization",
-		"HEAD": "Authorization",
+		"GET":  "Authorization,If-None-Match",
+		"HEAD": "Authorization,If-None-Match",
+	}
+	rn3AllowedHeaders = map[string]string{
+		"GET":  "If-None-Match",
+		"HEAD": "If-None-Match",
+	}
+	rn8AllowedHeaders = map[string]string{
+		"GET":  "If-None-Match",
+		"HEAD": "If-None-Match",
+	}
+	rn4AllowedHeaders = map[string]string{
+		"GET":  "If-None-Match",
+		"HEAD": "If-None-Match",
 	}
 )
 
@@ -153,7 +169,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					default:
 						s.notAllowed(w, r, notAllowedParams{
 							allowedMethods: "GET,HEAD,OPTIONS",
-							allowedHeaders: nil,
+							allowedHeaders: rn1AllowedHeaders,
 							acceptPost:     "",
 							acceptPatch:    "",
 						})
@@ -210,7 +226,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					default:
 						s.notAllowed(w, r, notAllowedParams{
 							allowedMethods: "GET,HEAD,OPTIONS",
-							allowedHeaders: nil,
+							allowedHeaders: rn3AllowedHeaders,
 							acceptPost:     "",
 							acceptPatch:    "",
 						})
@@ -251,7 +267,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "GET,HEAD,OPTIONS",
-									allowedHeaders: nil,
+									allowedHeaders: rn8AllowedHeaders,
 									acceptPost:     "",
 									acceptPatch:    "",
 								})
@@ -280,7 +296,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "GET,HEAD,OPTIONS",
-									allowedHeaders: nil,
+									allowedHeaders: rn4AllowedHeaders,
 									acceptPost:     "",
 									acceptPatch:    "",
 								})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-faster/errors"
+	"github.com/go-faster/jx"
 )
 
 // One request an edge served: a GET or HEAD answered 2xx or 304. Requests that edges log (cdnapi
@@ -3466,10 +3467,28 @@ func (s *OpenAPIDocument) SetPaths(val OpenAPIDocumentPaths) {
 }
 
 // The title and version of the API.
-type OpenAPIDocumentInfo struct{}
+type OpenAPIDocumentInfo map[string]jx.Raw
+
+func (s *OpenAPIDocumentInfo) init() OpenAPIDocumentInfo {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
 
 // The operations, by path.
-type OpenAPIDocumentPaths struct{}
+type OpenAPIDocumentPaths map[string]jx.Raw
+
+func (s *OpenAPIDocumentPaths) init() OpenAPIDocumentPaths {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
 
 // NewOptCursor returns new OptCursor with value set to v.
 func NewOptCursor(v Cursor) OptCursor {

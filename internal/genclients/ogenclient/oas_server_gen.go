@@ -13,14 +13,14 @@ type Handler interface {
 	// Always public. Takes no parameters; any query parameter gets 400 parameter_unknown.
 	//
 	// GET /api/v1/openapi.json
-	GetOpenAPIDocument(ctx context.Context) (GetOpenAPIDocumentRes, error)
+	GetOpenAPIDocument(ctx context.Context, params GetOpenAPIDocumentParams) (GetOpenAPIDocumentRes, error)
 	// GetStatus implements getStatus operation.
 	//
 	// Always public, and always 200 while the process runs: an outage is reported in the document, never
 	// as an error status. Takes no parameters; any query parameter gets 400 parameter_unknown.
 	//
 	// GET /api/v1/status
-	GetStatus(ctx context.Context) (GetStatusRes, error)
+	GetStatus(ctx context.Context, params GetStatusParams) (GetStatusRes, error)
 	// GetUptime implements getUptime operation.
 	//
 	// The share of time each component was operational, in percent with at most three decimals, computed
@@ -30,7 +30,7 @@ type Handler interface {
 	// parameters. Never cached.
 	//
 	// GET /api/v1/status/uptime
-	GetUptime(ctx context.Context) (GetUptimeRes, error)
+	GetUptime(ctx context.Context, params GetUptimeParams) (GetUptimeRes, error)
 	// HeadAssets implements headAssets operation.
 	//
 	// The status and headers that GET would answer, Content-Length and ETag included, without the body.
@@ -62,7 +62,7 @@ type Handler interface {
 	// one.
 	//
 	// HEAD /api/v1/openapi.json
-	HeadOpenAPIDocument(ctx context.Context) (HeadOpenAPIDocumentRes, error)
+	HeadOpenAPIDocument(ctx context.Context, params HeadOpenAPIDocumentParams) (HeadOpenAPIDocumentRes, error)
 	// HeadRegions implements headRegions operation.
 	//
 	// The status and headers that GET would answer, Content-Length and ETag included, without the body.
@@ -70,7 +70,7 @@ type Handler interface {
 	// one.
 	//
 	// HEAD /api/v1/regions
-	HeadRegions(ctx context.Context) (HeadRegionsRes, error)
+	HeadRegions(ctx context.Context, params HeadRegionsParams) (HeadRegionsRes, error)
 	// HeadStatus implements headStatus operation.
 	//
 	// The status and headers that GET would answer, Content-Length and ETag included, without the body.
@@ -78,7 +78,7 @@ type Handler interface {
 	// one.
 	//
 	// HEAD /api/v1/status
-	HeadStatus(ctx context.Context) (HeadStatusRes, error)
+	HeadStatus(ctx context.Context, params HeadStatusParams) (HeadStatusRes, error)
 	// HeadUptime implements headUptime operation.
 	//
 	// The status and headers that GET would answer, Content-Length and ETag included, without the body.
@@ -86,7 +86,7 @@ type Handler interface {
 	// one.
 	//
 	// HEAD /api/v1/status/uptime
-	HeadUptime(ctx context.Context) (HeadUptimeRes, error)
+	HeadUptime(ctx context.Context, params HeadUptimeParams) (HeadUptimeRes, error)
 	// ListAssets implements listAssets operation.
 	//
 	// The requests the edges served, newest first, `limit` at a time, of the region given by `region` or
@@ -124,7 +124,7 @@ type Handler interface {
 	// `operational`.
 	//
 	// GET /api/v1/regions
-	ListRegions(ctx context.Context) (ListRegionsRes, error)
+	ListRegions(ctx context.Context, params ListRegionsParams) (ListRegionsRes, error)
 	// PreflightAssets implements preflightAssets operation.
 	//
 	// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a

@@ -18,7 +18,7 @@ var _ Handler = UnimplementedHandler{}
 // Always public. Takes no parameters; any query parameter gets 400 parameter_unknown.
 //
 // GET /api/v1/openapi.json
-func (UnimplementedHandler) GetOpenAPIDocument(ctx context.Context) (r GetOpenAPIDocumentRes, _ error) {
+func (UnimplementedHandler) GetOpenAPIDocument(ctx context.Context, params GetOpenAPIDocumentParams) (r GetOpenAPIDocumentRes, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -28,7 +28,7 @@ func (UnimplementedHandler) GetOpenAPIDocument(ctx context.Context) (r GetOpenAP
 // as an error status. Takes no parameters; any query parameter gets 400 parameter_unknown.
 //
 // GET /api/v1/status
-func (UnimplementedHandler) GetStatus(ctx context.Context) (r GetStatusRes, _ error) {
+func (UnimplementedHandler) GetStatus(ctx context.Context, params GetStatusParams) (r GetStatusRes, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -41,7 +41,7 @@ func (UnimplementedHandler) GetStatus(ctx context.Context) (r GetStatusRes, _ er
 // parameters. Never cached.
 //
 // GET /api/v1/status/uptime
-func (UnimplementedHandler) GetUptime(ctx context.Context) (r GetUptimeRes, _ error) {
+func (UnimplementedHandler) GetUptime(ctx context.Context, params GetUptimeParams) (r GetUptimeRes, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -85,7 +85,7 @@ func (UnimplementedHandler) HeadIncidents(ctx context.Context, params HeadIncide
 // one.
 //
 // HEAD /api/v1/openapi.json
-func (UnimplementedHandler) HeadOpenAPIDocument(ctx context.Context) (r HeadOpenAPIDocumentRes, _ error) {
+func (UnimplementedHandler) HeadOpenAPIDocument(ctx context.Context, params HeadOpenAPIDocumentParams) (r HeadOpenAPIDocumentRes, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -96,7 +96,7 @@ func (UnimplementedHandler) HeadOpenAPIDocument(ctx context.Context) (r HeadOpen
 // one.
 //
 // HEAD /api/v1/regions
-func (UnimplementedHandler) HeadRegions(ctx context.Context) (r HeadRegionsRes, _ error) {
+func (UnimplementedHandler) HeadRegions(ctx context.Context, params HeadRegionsParams) (r HeadRegionsRes, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -107,7 +107,7 @@ func (UnimplementedHandler) HeadRegions(ctx context.Context) (r HeadRegionsRes, 
 // one.
 //
 // HEAD /api/v1/status
-func (UnimplementedHandler) HeadStatus(ctx context.Context) (r HeadStatusRes, _ error) {
+func (UnimplementedHandler) HeadStatus(ctx context.Context, params HeadStatusParams) (r HeadStatusRes, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -118,7 +118,7 @@ func (UnimplementedHandler) HeadStatus(ctx context.Context) (r HeadStatusRes, _ 
 // one.
 //
 // HEAD /api/v1/status/uptime
-func (UnimplementedHandler) HeadUptime(ctx context.Context) (r HeadUptimeRes, _ error) {
+func (UnimplementedHandler) HeadUptime(ctx context.Context, params HeadUptimeParams) (r HeadUptimeRes, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -168,7 +168,7 @@ func (UnimplementedHandler) ListIncidents(ctx context.Context, params ListIncide
 // `operational`.
 //
 // GET /api/v1/regions
-func (UnimplementedHandler) ListRegions(ctx context.Context) (r ListRegionsRes, _ error) {
+func (UnimplementedHandler) ListRegions(ctx context.Context, params ListRegionsParams) (r ListRegionsRes, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
