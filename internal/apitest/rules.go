@@ -69,18 +69,41 @@ func (c *check) checkRequestID() {
 	}
 }
 
-// checkEncoding checks that a gzip body was asked for and is marked as
-// varying with Accept-Encoding, so that caches keep the two apart.
+// checkEncoding checks that a gzip or zstd body was asked for and is marked
+// as varying with Accept-Encoding, so that caches keep the codings apart.
 func (c *check) checkEncoding() {
-	if c.res.Header.Get("Content-Encoding") != "gzip" {
+	coding := c.res.Header.Get("Content-Encoding")
+	switch coding {
+	case "":
 		return
-	}
-	if !acceptsGzip(c.req.Header.Values("Accept-Encoding")) {
-		c.failf("the body is gzip-encoded, but the request does not accept gzip")
+	case "gzip":
+		if !acceptsGzip(c.req.Header.Values("Accept-Encoding")) {
+			c.failf("the body is gzip-encoded, but the request does not accept gzip")
+		}
+	case "zstd":
+		if !acceptsNamed(c.req.Header.Values("Accept-Encoding"), "zstd") {
+			c.failf("the body is zstd-encoded, but the request does not name zstd")
+		}
+	default:
+		c.failf("Content-Encoding %q is not one the document offers", coding)
 	}
 	if !hasToken(c.res.Header.Values("Vary"), "Accept-Encoding") {
-		c.failf("the body is gzip-encoded, but Vary does not name Accept-Encoding")
+		c.failf("the body is %s-encoded, but Vary does not name Accept-Encoding", coding)
 	}
+}
+
+// acceptsNamed reports whether Accept-Encoding values name coding with a
+// non-zero weight.
+func acceptsNamed(values []string, coding string) bool {
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			name, params, _ := strings.Cut(part, ";")
+			if strings.EqualFold(strings.TrimSpace(name), coding) && qValue(params) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkNotModified checks that a 304 answers an If-None-Match that its

@@ -207,7 +207,7 @@ func decodeGetOpenAPIDocumentResponse(resp *http.Response) (res GetOpenAPIDocume
 				if err := func() error {
 					if err := h.HasParam(cfg); err == nil {
 						if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-							var wrapperDotContentEncodingVal string
+							var wrapperDotContentEncodingVal ContentEncoding
 							if err := func() error {
 								val, err := d.DecodeValue()
 								if err != nil {
@@ -219,7 +219,7 @@ func decodeGetOpenAPIDocumentResponse(resp *http.Response) (res GetOpenAPIDocume
 									return err
 								}
 
-								wrapperDotContentEncodingVal = c
+								wrapperDotContentEncodingVal = ContentEncoding(c)
 								return nil
 							}(); err != nil {
 								return err
@@ -227,6 +227,21 @@ func decodeGetOpenAPIDocumentResponse(resp *http.Response) (res GetOpenAPIDocume
 							wrapper.ContentEncoding.SetTo(wrapperDotContentEncodingVal)
 							return nil
 						}); err != nil {
+							return err
+						}
+						if err := func() error {
+							if value, ok := wrapper.ContentEncoding.Get(); ok {
+								if err := func() error {
+									if err := value.Validate(); err != nil {
+										return err
+									}
+									return nil
+								}(); err != nil {
+									return err
+								}
+							}
+							return nil
+						}(); err != nil {
 							return err
 						}
 					}
@@ -2230,7 +2245,7 @@ func decodeGetStatusResponse(resp *http.Response) (res GetStatusRes, _ error) {
 				if err := func() error {
 					if err := h.HasParam(cfg); err == nil {
 						if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-							var wrapperDotContentEncodingVal string
+							var wrapperDotContentEncodingVal ContentEncoding
 							if err := func() error {
 								val, err := d.DecodeValue()
 								if err != nil {
@@ -2242,7 +2257,7 @@ func decodeGetStatusResponse(resp *http.Response) (res GetStatusRes, _ error) {
 									return err
 								}
 
-								wrapperDotContentEncodingVal = c
+								wrapperDotContentEncodingVal = ContentEncoding(c)
 								return nil
 							}(); err != nil {
 								return err
@@ -2250,6 +2265,21 @@ func decodeGetStatusResponse(resp *http.Response) (res GetStatusRes, _ error) {
 							wrapper.ContentEncoding.SetTo(wrapperDotContentEncodingVal)
 							return nil
 						}); err != nil {
+							return err
+						}
+						if err := func() error {
+							if value, ok := wrapper.ContentEncoding.Get(); ok {
+								if err := func() error {
+									if err := value.Validate(); err != nil {
+										return err
+									}
+									return nil
+								}(); err != nil {
+									return err
+								}
+							}
+							return nil
+						}(); err != nil {
 							return err
 						}
 					}
@@ -4667,7 +4697,7 @@ func decodeGetUptimeResponse(resp *http.Response) (res GetUptimeRes, _ error) {
 				if err := func() error {
 					if err := h.HasParam(cfg); err == nil {
 						if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-							var wrapperDotContentEncodingVal string
+							var wrapperDotContentEncodingVal ContentEncoding
 							if err := func() error {
 								val, err := d.DecodeValue()
 								if err != nil {
@@ -4679,7 +4709,7 @@ func decodeGetUptimeResponse(resp *http.Response) (res GetUptimeRes, _ error) {
 									return err
 								}
 
-								wrapperDotContentEncodingVal = c
+								wrapperDotContentEncodingVal = ContentEncoding(c)
 								return nil
 							}(); err != nil {
 								return err
@@ -4687,6 +4717,21 @@ func decodeGetUptimeResponse(resp *http.Response) (res GetUptimeRes, _ error) {
 							wrapper.ContentEncoding.SetTo(wrapperDotContentEncodingVal)
 							return nil
 						}); err != nil {
+							return err
+						}
+						if err := func() error {
+							if value, ok := wrapper.ContentEncoding.Get(); ok {
+								if err := func() error {
+									if err := value.Validate(); err != nil {
+										return err
+									}
+									return nil
+								}(); err != nil {
+									return err
+								}
+							}
+							return nil
+						}(); err != nil {
 							return err
 						}
 					}
@@ -7534,7 +7579,7 @@ func decodeHeadAssetsResponse(resp *http.Response) (res HeadAssetsRes, _ error) 
 			if err := func() error {
 				if err := h.HasParam(cfg); err == nil {
 					if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-						var wrapperDotContentEncodingVal string
+						var wrapperDotContentEncodingVal ContentEncoding
 						if err := func() error {
 							val, err := d.DecodeValue()
 							if err != nil {
@@ -7546,7 +7591,7 @@ func decodeHeadAssetsResponse(resp *http.Response) (res HeadAssetsRes, _ error) 
 								return err
 							}
 
-							wrapperDotContentEncodingVal = c
+							wrapperDotContentEncodingVal = ContentEncoding(c)
 							return nil
 						}(); err != nil {
 							return err
@@ -7554,6 +7599,21 @@ func decodeHeadAssetsResponse(resp *http.Response) (res HeadAssetsRes, _ error) 
 						wrapper.ContentEncoding.SetTo(wrapperDotContentEncodingVal)
 						return nil
 					}); err != nil {
+						return err
+					}
+					if err := func() error {
+						if value, ok := wrapper.ContentEncoding.Get(); ok {
+							if err := func() error {
+								if err := value.Validate(); err != nil {
+									return err
+								}
+								return nil
+							}(); err != nil {
+								return err
+							}
+						}
+						return nil
+					}(); err != nil {
 						return err
 					}
 				}
@@ -10963,7 +11023,7 @@ func decodeHeadFilesResponse(resp *http.Response) (res HeadFilesRes, _ error) {
 			if err := func() error {
 				if err := h.HasParam(cfg); err == nil {
 					if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-						var wrapperDotContentEncodingVal string
+						var wrapperDotContentEncodingVal ContentEncoding
 						if err := func() error {
 							val, err := d.DecodeValue()
 							if err != nil {
@@ -10975,7 +11035,7 @@ func decodeHeadFilesResponse(resp *http.Response) (res HeadFilesRes, _ error) {
 								return err
 							}
 
-							wrapperDotContentEncodingVal = c
+							wrapperDotContentEncodingVal = ContentEncoding(c)
 							return nil
 						}(); err != nil {
 							return err
@@ -10983,6 +11043,21 @@ func decodeHeadFilesResponse(resp *http.Response) (res HeadFilesRes, _ error) {
 						wrapper.ContentEncoding.SetTo(wrapperDotContentEncodingVal)
 						return nil
 					}); err != nil {
+						return err
+					}
+					if err := func() error {
+						if value, ok := wrapper.ContentEncoding.Get(); ok {
+							if err := func() error {
+								if err := value.Validate(); err != nil {
+									return err
+								}
+								return nil
+							}(); err != nil {
+								return err
+							}
+						}
+						return nil
+					}(); err != nil {
 						return err
 					}
 				}
@@ -14392,7 +14467,7 @@ func decodeHeadIncidentsResponse(resp *http.Response) (res HeadIncidentsRes, _ e
 			if err := func() error {
 				if err := h.HasParam(cfg); err == nil {
 					if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-						var wrapperDotContentEncodingVal string
+						var wrapperDotContentEncodingVal ContentEncoding
 						if err := func() error {
 							val, err := d.DecodeValue()
 							if err != nil {
@@ -14404,7 +14479,7 @@ func decodeHeadIncidentsResponse(resp *http.Response) (res HeadIncidentsRes, _ e
 								return err
 							}
 
-							wrapperDotContentEncodingVal = c
+							wrapperDotContentEncodingVal = ContentEncoding(c)
 							return nil
 						}(); err != nil {
 							return err
@@ -14412,6 +14487,21 @@ func decodeHeadIncidentsResponse(resp *http.Response) (res HeadIncidentsRes, _ e
 						wrapper.ContentEncoding.SetTo(wrapperDotContentEncodingVal)
 						return nil
 					}); err != nil {
+						return err
+					}
+					if err := func() error {
+						if value, ok := wrapper.ContentEncoding.Get(); ok {
+							if err := func() error {
+								if err := value.Validate(); err != nil {
+									return err
+								}
+								return nil
+							}(); err != nil {
+								return err
+							}
+						}
+						return nil
+					}(); err != nil {
 						return err
 					}
 				}
@@ -16706,7 +16796,7 @@ func decodeHeadOpenAPIDocumentResponse(resp *http.Response) (res HeadOpenAPIDocu
 			if err := func() error {
 				if err := h.HasParam(cfg); err == nil {
 					if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-						var wrapperDotContentEncodingVal string
+						var wrapperDotContentEncodingVal ContentEncoding
 						if err := func() error {
 							val, err := d.DecodeValue()
 							if err != nil {
@@ -16718,7 +16808,7 @@ func decodeHeadOpenAPIDocumentResponse(resp *http.Response) (res HeadOpenAPIDocu
 								return err
 							}
 
-							wrapperDotContentEncodingVal = c
+							wrapperDotContentEncodingVal = ContentEncoding(c)
 							return nil
 						}(); err != nil {
 							return err
@@ -16726,6 +16816,21 @@ func decodeHeadOpenAPIDocumentResponse(resp *http.Response) (res HeadOpenAPIDocu
 						wrapper.ContentEncoding.SetTo(wrapperDotContentEncodingVal)
 						return nil
 					}); err != nil {
+						return err
+					}
+					if err := func() error {
+						if value, ok := wrapper.ContentEncoding.Get(); ok {
+							if err := func() error {
+								if err := value.Validate(); err != nil {
+									return err
+								}
+								return nil
+							}(); err != nil {
+								return err
+							}
+						}
+						return nil
+					}(); err != nil {
 						return err
 					}
 				}
@@ -18152,7 +18257,7 @@ func decodeHeadRegionsResponse(resp *http.Response) (res HeadRegionsRes, _ error
 			if err := func() error {
 				if err := h.HasParam(cfg); err == nil {
 					if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-						var wrapperDotContentEncodingVal string
+						var wrapperDotContentEncodingVal ContentEncoding
 						if err := func() error {
 							val, err := d.DecodeValue()
 							if err != nil {
@@ -18164,7 +18269,7 @@ func decodeHeadRegionsResponse(resp *http.Response) (res HeadRegionsRes, _ error
 								return err
 							}
 
-							wrapperDotContentEncodingVal = c
+							wrapperDotContentEncodingVal = ContentEncoding(c)
 							return nil
 						}(); err != nil {
 							return err
@@ -18172,6 +18277,21 @@ func decodeHeadRegionsResponse(resp *http.Response) (res HeadRegionsRes, _ error
 						wrapper.ContentEncoding.SetTo(wrapperDotContentEncodingVal)
 						return nil
 					}); err != nil {
+						return err
+					}
+					if err := func() error {
+						if value, ok := wrapper.ContentEncoding.Get(); ok {
+							if err := func() error {
+								if err := value.Validate(); err != nil {
+									return err
+								}
+								return nil
+							}(); err != nil {
+								return err
+							}
+						}
+						return nil
+					}(); err != nil {
 						return err
 					}
 				}
@@ -21509,7 +21629,7 @@ func decodeHeadStatusResponse(resp *http.Response) (res HeadStatusRes, _ error) 
 			if err := func() error {
 				if err := h.HasParam(cfg); err == nil {
 					if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-						var wrapperDotContentEncodingVal string
+						var wrapperDotContentEncodingVal ContentEncoding
 						if err := func() error {
 							val, err := d.DecodeValue()
 							if err != nil {
@@ -21521,7 +21641,7 @@ func decodeHeadStatusResponse(resp *http.Response) (res HeadStatusRes, _ error) 
 								return err
 							}
 
-							wrapperDotContentEncodingVal = c
+							wrapperDotContentEncodingVal = ContentEncoding(c)
 							return nil
 						}(); err != nil {
 							return err
@@ -21529,6 +21649,21 @@ func decodeHeadStatusResponse(resp *http.Response) (res HeadStatusRes, _ error) 
 						wrapper.ContentEncoding.SetTo(wrapperDotContentEncodingVal)
 						return nil
 					}); err != nil {
+						return err
+					}
+					if err := func() error {
+						if value, ok := wrapper.ContentEncoding.Get(); ok {
+							if err := func() error {
+								if err := value.Validate(); err != nil {
+									return err
+								}
+								return nil
+							}(); err != nil {
+								return err
+							}
+						}
+						return nil
+					}(); err != nil {
 						return err
 					}
 				}
@@ -23327,7 +23462,7 @@ func decodeHeadUptimeResponse(resp *http.Response) (res HeadUptimeRes, _ error) 
 			if err := func() error {
 				if err := h.HasParam(cfg); err == nil {
 					if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-						var wrapperDotContentEncodingVal string
+						var wrapperDotContentEncodingVal ContentEncoding
 						if err := func() error {
 							val, err := d.DecodeValue()
 							if err != nil {
@@ -23339,7 +23474,7 @@ func decodeHeadUptimeResponse(resp *http.Response) (res HeadUptimeRes, _ error) 
 								return err
 							}
 
-							wrapperDotContentEncodingVal = c
+							wrapperDotContentEncodingVal = ContentEncoding(c)
 							return nil
 						}(); err != nil {
 							return err
@@ -23347,6 +23482,21 @@ func decodeHeadUptimeResponse(resp *http.Response) (res HeadUptimeRes, _ error) 
 						wrapper.ContentEncoding.SetTo(wrapperDotContentEncodingVal)
 						return nil
 					}); err != nil {
+						return err
+					}
+					if err := func() error {
+						if value, ok := wrapper.ContentEncoding.Get(); ok {
+							if err := func() error {
+								if err := value.Validate(); err != nil {
+									return err
+								}
+								return nil
+							}(); err != nil {
+								return err
+							}
+						}
+						return nil
+					}(); err != nil {
 						return err
 					}
 				}
@@ -25611,7 +25761,7 @@ func decodeListAssetsResponse(resp *http.Response) (res ListAssetsRes, _ error) 
 				if err := func() error {
 					if err := h.HasParam(cfg); err == nil {
 						if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-							var wrapperDotContentEncodingVal string
+							var wrapperDotContentEncodingVal ContentEncoding
 							if err := func() error {
 								val, err := d.DecodeValue()
 								if err != nil {
@@ -25623,7 +25773,7 @@ func decodeListAssetsResponse(resp *http.Response) (res ListAssetsRes, _ error) 
 									return err
 								}
 
-								wrapperDotContentEncodingVal = c
+								wrapperDotContentEncodingVal = ContentEncoding(c)
 								return nil
 							}(); err != nil {
 								return err
@@ -25631,6 +25781,21 @@ func decodeListAssetsResponse(resp *http.Response) (res ListAssetsRes, _ error) 
 							wrapper.ContentEncoding.SetTo(wrapperDotContentEncodingVal)
 							return nil
 						}); err != nil {
+							return err
+						}
+						if err := func() error {
+							if value, ok := wrapper.ContentEncoding.Get(); ok {
+								if err := func() error {
+									if err := value.Validate(); err != nil {
+										return err
+									}
+									return nil
+								}(); err != nil {
+									return err
+								}
+							}
+							return nil
+						}(); err != nil {
 							return err
 						}
 					}
@@ -29785,7 +29950,7 @@ func decodeListFilesResponse(resp *http.Response) (res ListFilesRes, _ error) {
 				if err := func() error {
 					if err := h.HasParam(cfg); err == nil {
 						if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-							var wrapperDotContentEncodingVal string
+							var wrapperDotContentEncodingVal ContentEncoding
 							if err := func() error {
 								val, err := d.DecodeValue()
 								if err != nil {
@@ -29797,7 +29962,7 @@ func decodeListFilesResponse(resp *http.Response) (res ListFilesRes, _ error) {
 									return err
 								}
 
-								wrapperDotContentEncodingVal = c
+								wrapperDotContentEncodingVal = ContentEncoding(c)
 								return nil
 							}(); err != nil {
 								return err
@@ -29805,6 +29970,21 @@ func decodeListFilesResponse(resp *http.Response) (res ListFilesRes, _ error) {
 							wrapper.ContentEncoding.SetTo(wrapperDotContentEncodingVal)
 							return nil
 						}); err != nil {
+							return err
+						}
+						if err := func() error {
+							if value, ok := wrapper.ContentEncoding.Get(); ok {
+								if err := func() error {
+									if err := value.Validate(); err != nil {
+										return err
+									}
+									return nil
+								}(); err != nil {
+									return err
+								}
+							}
+							return nil
+						}(); err != nil {
 							return err
 						}
 					}
@@ -33959,7 +34139,7 @@ func decodeListIncidentsResponse(resp *http.Response) (res ListIncidentsRes, _ e
 				if err := func() error {
 					if err := h.HasParam(cfg); err == nil {
 						if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-							var wrapperDotContentEncodingVal string
+							var wrapperDotContentEncodingVal ContentEncoding
 							if err := func() error {
 								val, err := d.DecodeValue()
 								if err != nil {
@@ -33971,7 +34151,7 @@ func decodeListIncidentsResponse(resp *http.Response) (res ListIncidentsRes, _ e
 									return err
 								}
 
-								wrapperDotContentEncodingVal = c
+								wrapperDotContentEncodingVal = ContentEncoding(c)
 								return nil
 							}(); err != nil {
 								return err
@@ -33979,6 +34159,21 @@ func decodeListIncidentsResponse(resp *http.Response) (res ListIncidentsRes, _ e
 							wrapper.ContentEncoding.SetTo(wrapperDotContentEncodingVal)
 							return nil
 						}); err != nil {
+							return err
+						}
+						if err := func() error {
+							if value, ok := wrapper.ContentEncoding.Get(); ok {
+								if err := func() error {
+									if err := value.Validate(); err != nil {
+										return err
+									}
+									return nil
+								}(); err != nil {
+									return err
+								}
+							}
+							return nil
+						}(); err != nil {
 							return err
 						}
 					}
@@ -36929,7 +37124,7 @@ func decodeListRegionsResponse(resp *http.Response) (res ListRegionsRes, _ error
 				if err := func() error {
 					if err := h.HasParam(cfg); err == nil {
 						if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
-							var wrapperDotContentEncodingVal string
+							var wrapperDotContentEncodingVal ContentEncoding
 							if err := func() error {
 								val, err := d.DecodeValue()
 								if err != nil {
@@ -36941,7 +37136,7 @@ func decodeListRegionsResponse(resp *http.Response) (res ListRegionsRes, _ error
 									return err
 								}
 
-								wrapperDotContentEncodingVal = c
+								wrapperDotContentEncodingVal = ContentEncoding(c)
 								return nil
 							}(); err != nil {
 								return err
@@ -36949,6 +37144,21 @@ func decodeListRegionsResponse(resp *http.Response) (res ListRegionsRes, _ error
 							wrapper.ContentEncoding.SetTo(wrapperDotContentEncodingVal)
 							return nil
 						}); err != nil {
+							return err
+						}
+						if err := func() error {
+							if value, ok := wrapper.ContentEncoding.Get(); ok {
+								if err := func() error {
+									if err := value.Validate(); err != nil {
+										return err
+									}
+									return nil
+								}(); err != nil {
+									return err
+								}
+							}
+							return nil
+						}(); err != nil {
 							return err
 						}
 					}

@@ -74,7 +74,7 @@ func encodeGetOpenAPIDocumentResponse(response GetOpenAPIDocumentRes, w http.Res
 				}
 				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
 					if val, ok := response.ContentEncoding.Get(); ok {
-						return e.EncodeValue(conv.StringToString(val))
+						return e.EncodeValue(conv.StringToString(string(val)))
 					}
 					return nil
 				}); err != nil {
@@ -727,7 +727,7 @@ func encodeGetStatusResponse(response GetStatusRes, w http.ResponseWriter, span 
 				}
 				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
 					if val, ok := response.ContentEncoding.Get(); ok {
-						return e.EncodeValue(conv.StringToString(val))
+						return e.EncodeValue(conv.StringToString(string(val)))
 					}
 					return nil
 				}); err != nil {
@@ -1505,7 +1505,7 @@ func encodeGetUptimeResponse(response GetUptimeRes, w http.ResponseWriter, span 
 				}
 				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
 					if val, ok := response.ContentEncoding.Get(); ok {
-						return e.EncodeValue(conv.StringToString(val))
+						return e.EncodeValue(conv.StringToString(string(val)))
 					}
 					return nil
 				}); err != nil {
@@ -2423,7 +2423,7 @@ func encodeHeadAssetsResponse(response HeadAssetsRes, w http.ResponseWriter, spa
 				}
 				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
 					if val, ok := response.ContentEncoding.Get(); ok {
-						return e.EncodeValue(conv.StringToString(val))
+						return e.EncodeValue(conv.StringToString(string(val)))
 					}
 					return nil
 				}); err != nil {
@@ -3508,7 +3508,7 @@ func encodeHeadFilesResponse(response HeadFilesRes, w http.ResponseWriter, span 
 				}
 				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
 					if val, ok := response.ContentEncoding.Get(); ok {
-						return e.EncodeValue(conv.StringToString(val))
+						return e.EncodeValue(conv.StringToString(string(val)))
 					}
 					return nil
 				}); err != nil {
@@ -4593,7 +4593,7 @@ func encodeHeadIncidentsResponse(response HeadIncidentsRes, w http.ResponseWrite
 				}
 				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
 					if val, ok := response.ContentEncoding.Get(); ok {
-						return e.EncodeValue(conv.StringToString(val))
+						return e.EncodeValue(conv.StringToString(string(val)))
 					}
 					return nil
 				}); err != nil {
@@ -5355,7 +5355,7 @@ func encodeHeadOpenAPIDocumentResponse(response HeadOpenAPIDocumentRes, w http.R
 				}
 				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
 					if val, ok := response.ContentEncoding.Get(); ok {
-						return e.EncodeValue(conv.StringToString(val))
+						return e.EncodeValue(conv.StringToString(string(val)))
 					}
 					return nil
 				}); err != nil {
@@ -5847,7 +5847,7 @@ func encodeHeadRegionsResponse(response HeadRegionsRes, w http.ResponseWriter, s
 				}
 				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
 					if val, ok := response.ContentEncoding.Get(); ok {
-						return e.EncodeValue(conv.StringToString(val))
+						return e.EncodeValue(conv.StringToString(string(val)))
 					}
 					return nil
 				}); err != nil {
@@ -6917,7 +6917,7 @@ func encodeHeadStatusResponse(response HeadStatusRes, w http.ResponseWriter, spa
 				}
 				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
 					if val, ok := response.ContentEncoding.Get(); ok {
-						return e.EncodeValue(conv.StringToString(val))
+						return e.EncodeValue(conv.StringToString(string(val)))
 					}
 					return nil
 				}); err != nil {
@@ -7527,7 +7527,7 @@ func encodeHeadUptimeResponse(response HeadUptimeRes, w http.ResponseWriter, spa
 				}
 				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
 					if val, ok := response.ContentEncoding.Get(); ok {
-						return e.EncodeValue(conv.StringToString(val))
+						return e.EncodeValue(conv.StringToString(string(val)))
 					}
 					return nil
 				}); err != nil {
@@ -8272,7 +8272,7 @@ func encodeListAssetsResponse(response ListAssetsRes, w http.ResponseWriter, spa
 				}
 				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
 					if val, ok := response.ContentEncoding.Get(); ok {
-						return e.EncodeValue(conv.StringToString(val))
+						return e.EncodeValue(conv.StringToString(string(val)))
 					}
 					return nil
 				}); err != nil {
@@ -9546,7 +9546,7 @@ func encodeListFilesResponse(response ListFilesRes, w http.ResponseWriter, span 
 				}
 				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
 					if val, ok := response.ContentEncoding.Get(); ok {
-						return e.EncodeValue(conv.StringToString(val))
+						return e.EncodeValue(conv.StringToString(string(val)))
 					}
 					return nil
 				}); err != nil {
@@ -10820,7 +10820,7 @@ func encodeListIncidentsResponse(response ListIncidentsRes, w http.ResponseWrite
 				}
 				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
 					if val, ok := response.ContentEncoding.Get(); ok {
-						return e.EncodeValue(conv.StringToString(val))
+						return e.EncodeValue(conv.StringToString(string(val)))
 					}
 					return nil
 				}); err != nil {
@@ -11754,7 +11754,7 @@ func encodeListRegionsResponse(response ListRegionsRes, w http.ResponseWriter, s
 				}
 				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
 					if val, ok := response.ContentEncoding.Get(); ok {
-						return e.EncodeValue(conv.StringToString(val))
+						return e.EncodeValue(conv.StringToString(string(val)))
 					}
 					return nil
 				}); err != nil {

@@ -141,7 +141,7 @@ type AssetPageHead struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
 	CacheControl               string
-	ContentEncoding            OptString
+	ContentEncoding            OptContentEncoding
 	ContentSecurityPolicy      string
 	ETag                       string
 	Link                       OptString
@@ -168,7 +168,7 @@ func (s *AssetPageHead) GetCacheControl() string {
 }
 
 // GetContentEncoding returns the value of ContentEncoding.
-func (s *AssetPageHead) GetContentEncoding() OptString {
+func (s *AssetPageHead) GetContentEncoding() OptContentEncoding {
 	return s.ContentEncoding
 }
 
@@ -228,7 +228,7 @@ func (s *AssetPageHead) SetCacheControl(val string) {
 }
 
 // SetContentEncoding sets the value of ContentEncoding.
-func (s *AssetPageHead) SetContentEncoding(val OptString) {
+func (s *AssetPageHead) SetContentEncoding(val OptContentEncoding) {
 	s.ContentEncoding = val
 }
 
@@ -279,7 +279,7 @@ type AssetPageHeaders struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
 	CacheControl               string
-	ContentEncoding            OptString
+	ContentEncoding            OptContentEncoding
 	ContentSecurityPolicy      string
 	ETag                       string
 	Link                       OptString
@@ -307,7 +307,7 @@ func (s *AssetPageHeaders) GetCacheControl() string {
 }
 
 // GetContentEncoding returns the value of ContentEncoding.
-func (s *AssetPageHeaders) GetContentEncoding() OptString {
+func (s *AssetPageHeaders) GetContentEncoding() OptContentEncoding {
 	return s.ContentEncoding
 }
 
@@ -372,7 +372,7 @@ func (s *AssetPageHeaders) SetCacheControl(val string) {
 }
 
 // SetContentEncoding sets the value of ContentEncoding.
-func (s *AssetPageHeaders) SetContentEncoding(val OptString) {
+func (s *AssetPageHeaders) SetContentEncoding(val OptContentEncoding) {
 	s.ContentEncoding = val
 }
 
@@ -1136,6 +1136,47 @@ func (s *ComponentName) UnmarshalText(data []byte) error {
 	}
 }
 
+type ContentEncoding string
+
+const (
+	ContentEncodingGzip ContentEncoding = "gzip"
+	ContentEncodingZstd ContentEncoding = "zstd"
+)
+
+// AllValues returns all ContentEncoding values.
+func (ContentEncoding) AllValues() []ContentEncoding {
+	return []ContentEncoding{
+		ContentEncodingGzip,
+		ContentEncodingZstd,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ContentEncoding) MarshalText() ([]byte, error) {
+	switch s {
+	case ContentEncodingGzip:
+		return []byte(s), nil
+	case ContentEncodingZstd:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ContentEncoding) UnmarshalText(data []byte) error {
+	switch ContentEncoding(data) {
+	case ContentEncodingGzip:
+		*s = ContentEncodingGzip
+		return nil
+	case ContentEncodingZstd:
+		*s = ContentEncodingZstd
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 type Cursor string
 
 // Ref: #/components/responses/DocumentHead
@@ -1143,7 +1184,7 @@ type DocumentHead struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
 	CacheControl               OptString
-	ContentEncoding            OptString
+	ContentEncoding            OptContentEncoding
 	ContentSecurityPolicy      string
 	ETag                       string
 	Vary                       OptString
@@ -1167,7 +1208,7 @@ func (s *DocumentHead) GetCacheControl() OptString {
 }
 
 // GetContentEncoding returns the value of ContentEncoding.
-func (s *DocumentHead) GetContentEncoding() OptString {
+func (s *DocumentHead) GetContentEncoding() OptContentEncoding {
 	return s.ContentEncoding
 }
 
@@ -1212,7 +1253,7 @@ func (s *DocumentHead) SetCacheControl(val OptString) {
 }
 
 // SetContentEncoding sets the value of ContentEncoding.
-func (s *DocumentHead) SetContentEncoding(val OptString) {
+func (s *DocumentHead) SetContentEncoding(val OptContentEncoding) {
 	s.ContentEncoding = val
 }
 
@@ -1248,7 +1289,7 @@ type DocumentHeaders struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
 	CacheControl               OptString
-	ContentEncoding            OptString
+	ContentEncoding            OptContentEncoding
 	ContentSecurityPolicy      string
 	ETag                       string
 	Vary                       OptString
@@ -1273,7 +1314,7 @@ func (s *DocumentHeaders) GetCacheControl() OptString {
 }
 
 // GetContentEncoding returns the value of ContentEncoding.
-func (s *DocumentHeaders) GetContentEncoding() OptString {
+func (s *DocumentHeaders) GetContentEncoding() OptContentEncoding {
 	return s.ContentEncoding
 }
 
@@ -1323,7 +1364,7 @@ func (s *DocumentHeaders) SetCacheControl(val OptString) {
 }
 
 // SetContentEncoding sets the value of ContentEncoding.
-func (s *DocumentHeaders) SetContentEncoding(val OptString) {
+func (s *DocumentHeaders) SetContentEncoding(val OptContentEncoding) {
 	s.ContentEncoding = val
 }
 
@@ -1561,7 +1602,7 @@ type FilePageHead struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
 	CacheControl               CacheControlFiles
-	ContentEncoding            OptString
+	ContentEncoding            OptContentEncoding
 	ContentSecurityPolicy      string
 	ETag                       string
 	Link                       OptString
@@ -1588,7 +1629,7 @@ func (s *FilePageHead) GetCacheControl() CacheControlFiles {
 }
 
 // GetContentEncoding returns the value of ContentEncoding.
-func (s *FilePageHead) GetContentEncoding() OptString {
+func (s *FilePageHead) GetContentEncoding() OptContentEncoding {
 	return s.ContentEncoding
 }
 
@@ -1648,7 +1689,7 @@ func (s *FilePageHead) SetCacheControl(val CacheControlFiles) {
 }
 
 // SetContentEncoding sets the value of ContentEncoding.
-func (s *FilePageHead) SetContentEncoding(val OptString) {
+func (s *FilePageHead) SetContentEncoding(val OptContentEncoding) {
 	s.ContentEncoding = val
 }
 
@@ -1699,7 +1740,7 @@ type FilePageHeaders struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
 	CacheControl               CacheControlFiles
-	ContentEncoding            OptString
+	ContentEncoding            OptContentEncoding
 	ContentSecurityPolicy      string
 	ETag                       string
 	Link                       OptString
@@ -1727,7 +1768,7 @@ func (s *FilePageHeaders) GetCacheControl() CacheControlFiles {
 }
 
 // GetContentEncoding returns the value of ContentEncoding.
-func (s *FilePageHeaders) GetContentEncoding() OptString {
+func (s *FilePageHeaders) GetContentEncoding() OptContentEncoding {
 	return s.ContentEncoding
 }
 
@@ -1792,7 +1833,7 @@ func (s *FilePageHeaders) SetCacheControl(val CacheControlFiles) {
 }
 
 // SetContentEncoding sets the value of ContentEncoding.
-func (s *FilePageHeaders) SetContentEncoding(val OptString) {
+func (s *FilePageHeaders) SetContentEncoding(val OptContentEncoding) {
 	s.ContentEncoding = val
 }
 
@@ -2079,7 +2120,7 @@ type IncidentPageHead struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
 	CacheControl               string
-	ContentEncoding            OptString
+	ContentEncoding            OptContentEncoding
 	ContentSecurityPolicy      string
 	ETag                       string
 	Link                       OptString
@@ -2104,7 +2145,7 @@ func (s *IncidentPageHead) GetCacheControl() string {
 }
 
 // GetContentEncoding returns the value of ContentEncoding.
-func (s *IncidentPageHead) GetContentEncoding() OptString {
+func (s *IncidentPageHead) GetContentEncoding() OptContentEncoding {
 	return s.ContentEncoding
 }
 
@@ -2154,7 +2195,7 @@ func (s *IncidentPageHead) SetCacheControl(val string) {
 }
 
 // SetContentEncoding sets the value of ContentEncoding.
-func (s *IncidentPageHead) SetContentEncoding(val OptString) {
+func (s *IncidentPageHead) SetContentEncoding(val OptContentEncoding) {
 	s.ContentEncoding = val
 }
 
@@ -2195,7 +2236,7 @@ type IncidentPageHeaders struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
 	CacheControl               string
-	ContentEncoding            OptString
+	ContentEncoding            OptContentEncoding
 	ContentSecurityPolicy      string
 	ETag                       string
 	Link                       OptString
@@ -2221,7 +2262,7 @@ func (s *IncidentPageHeaders) GetCacheControl() string {
 }
 
 // GetContentEncoding returns the value of ContentEncoding.
-func (s *IncidentPageHeaders) GetContentEncoding() OptString {
+func (s *IncidentPageHeaders) GetContentEncoding() OptContentEncoding {
 	return s.ContentEncoding
 }
 
@@ -2276,7 +2317,7 @@ func (s *IncidentPageHeaders) SetCacheControl(val string) {
 }
 
 // SetContentEncoding sets the value of ContentEncoding.
-func (s *IncidentPageHeaders) SetContentEncoding(val OptString) {
+func (s *IncidentPageHeaders) SetContentEncoding(val OptContentEncoding) {
 	s.ContentEncoding = val
 }
 
@@ -3490,6 +3531,52 @@ func (s *OpenAPIDocumentPaths) init() OpenAPIDocumentPaths {
 	return m
 }
 
+// NewOptContentEncoding returns new OptContentEncoding with value set to v.
+func NewOptContentEncoding(v ContentEncoding) OptContentEncoding {
+	return OptContentEncoding{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptContentEncoding is optional ContentEncoding.
+type OptContentEncoding struct {
+	Value ContentEncoding
+	Set   bool
+}
+
+// IsSet returns true if OptContentEncoding was set.
+func (o OptContentEncoding) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptContentEncoding) Reset() {
+	var v ContentEncoding
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptContentEncoding) SetTo(v ContentEncoding) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptContentEncoding) Get() (v ContentEncoding, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptContentEncoding) Or(d ContentEncoding) ContentEncoding {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptCursor returns new OptCursor with value set to v.
 func NewOptCursor(v Cursor) OptCursor {
 	return OptCursor{
@@ -3930,7 +4017,7 @@ type RegionPageHead struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
 	CacheControl               string
-	ContentEncoding            OptString
+	ContentEncoding            OptContentEncoding
 	ContentSecurityPolicy      string
 	ETag                       string
 	RateLimit                  OptString
@@ -3956,7 +4043,7 @@ func (s *RegionPageHead) GetCacheControl() string {
 }
 
 // GetContentEncoding returns the value of ContentEncoding.
-func (s *RegionPageHead) GetContentEncoding() OptString {
+func (s *RegionPageHead) GetContentEncoding() OptContentEncoding {
 	return s.ContentEncoding
 }
 
@@ -4011,7 +4098,7 @@ func (s *RegionPageHead) SetCacheControl(val string) {
 }
 
 // SetContentEncoding sets the value of ContentEncoding.
-func (s *RegionPageHead) SetContentEncoding(val OptString) {
+func (s *RegionPageHead) SetContentEncoding(val OptContentEncoding) {
 	s.ContentEncoding = val
 }
 
@@ -4057,7 +4144,7 @@ type RegionPageHeaders struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
 	CacheControl               string
-	ContentEncoding            OptString
+	ContentEncoding            OptContentEncoding
 	ContentSecurityPolicy      string
 	ETag                       string
 	RateLimit                  OptString
@@ -4084,7 +4171,7 @@ func (s *RegionPageHeaders) GetCacheControl() string {
 }
 
 // GetContentEncoding returns the value of ContentEncoding.
-func (s *RegionPageHeaders) GetContentEncoding() OptString {
+func (s *RegionPageHeaders) GetContentEncoding() OptContentEncoding {
 	return s.ContentEncoding
 }
 
@@ -4144,7 +4231,7 @@ func (s *RegionPageHeaders) SetCacheControl(val string) {
 }
 
 // SetContentEncoding sets the value of ContentEncoding.
-func (s *RegionPageHeaders) SetContentEncoding(val OptString) {
+func (s *RegionPageHeaders) SetContentEncoding(val OptContentEncoding) {
 	s.ContentEncoding = val
 }
 
@@ -4737,7 +4824,7 @@ type StatusHead struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
 	CacheControl               string
-	ContentEncoding            OptString
+	ContentEncoding            OptContentEncoding
 	ContentSecurityPolicy      string
 	ETag                       string
 	Vary                       OptString
@@ -4761,7 +4848,7 @@ func (s *StatusHead) GetCacheControl() string {
 }
 
 // GetContentEncoding returns the value of ContentEncoding.
-func (s *StatusHead) GetContentEncoding() OptString {
+func (s *StatusHead) GetContentEncoding() OptContentEncoding {
 	return s.ContentEncoding
 }
 
@@ -4806,7 +4893,7 @@ func (s *StatusHead) SetCacheControl(val string) {
 }
 
 // SetContentEncoding sets the value of ContentEncoding.
-func (s *StatusHead) SetContentEncoding(val OptString) {
+func (s *StatusHead) SetContentEncoding(val OptContentEncoding) {
 	s.ContentEncoding = val
 }
 
@@ -4842,7 +4929,7 @@ type StatusHeaders struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
 	CacheControl               string
-	ContentEncoding            OptString
+	ContentEncoding            OptContentEncoding
 	ContentSecurityPolicy      string
 	ETag                       string
 	Vary                       OptString
@@ -4867,7 +4954,7 @@ func (s *StatusHeaders) GetCacheControl() string {
 }
 
 // GetContentEncoding returns the value of ContentEncoding.
-func (s *StatusHeaders) GetContentEncoding() OptString {
+func (s *StatusHeaders) GetContentEncoding() OptContentEncoding {
 	return s.ContentEncoding
 }
 
@@ -4917,7 +5004,7 @@ func (s *StatusHeaders) SetCacheControl(val string) {
 }
 
 // SetContentEncoding sets the value of ContentEncoding.
-func (s *StatusHeaders) SetContentEncoding(val OptString) {
+func (s *StatusHeaders) SetContentEncoding(val OptContentEncoding) {
 	s.ContentEncoding = val
 }
 
@@ -5983,7 +6070,7 @@ type UptimeHead struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
 	CacheControl               string
-	ContentEncoding            OptString
+	ContentEncoding            OptContentEncoding
 	ContentSecurityPolicy      string
 	ETag                       string
 	Vary                       OptString
@@ -6007,7 +6094,7 @@ func (s *UptimeHead) GetCacheControl() string {
 }
 
 // GetContentEncoding returns the value of ContentEncoding.
-func (s *UptimeHead) GetContentEncoding() OptString {
+func (s *UptimeHead) GetContentEncoding() OptContentEncoding {
 	return s.ContentEncoding
 }
 
@@ -6052,7 +6139,7 @@ func (s *UptimeHead) SetCacheControl(val string) {
 }
 
 // SetContentEncoding sets the value of ContentEncoding.
-func (s *UptimeHead) SetContentEncoding(val OptString) {
+func (s *UptimeHead) SetContentEncoding(val OptContentEncoding) {
 	s.ContentEncoding = val
 }
 
@@ -6088,7 +6175,7 @@ type UptimeHeaders struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
 	CacheControl               string
-	ContentEncoding            OptString
+	ContentEncoding            OptContentEncoding
 	ContentSecurityPolicy      string
 	ETag                       string
 	Vary                       OptString
@@ -6113,7 +6200,7 @@ func (s *UptimeHeaders) GetCacheControl() string {
 }
 
 // GetContentEncoding returns the value of ContentEncoding.
-func (s *UptimeHeaders) GetContentEncoding() OptString {
+func (s *UptimeHeaders) GetContentEncoding() OptContentEncoding {
 	return s.ContentEncoding
 }
 
@@ -6163,7 +6250,7 @@ func (s *UptimeHeaders) SetCacheControl(val string) {
 }
 
 // SetContentEncoding sets the value of ContentEncoding.
-func (s *UptimeHeaders) SetContentEncoding(val OptString) {
+func (s *UptimeHeaders) SetContentEncoding(val OptContentEncoding) {
 	s.ContentEncoding = val
 }
 

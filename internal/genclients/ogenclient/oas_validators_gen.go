@@ -225,6 +225,24 @@ func (s *AssetPageHead) Validate() error {
 		})
 	}
 	if err := func() error {
+		if value, ok := s.ContentEncoding.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "ContentEncoding",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if err := (validate.String{
 			MinLength:     0,
 			MinLengthSet:  false,
@@ -387,6 +405,24 @@ func (s *AssetPageHeaders) Validate() error {
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "AccessControlAllowOrigin",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if value, ok := s.ContentEncoding.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "ContentEncoding",
 			Error: err,
 		})
 	}
@@ -1108,6 +1144,17 @@ func (s ComponentName) Validate() error {
 	}
 }
 
+func (s ContentEncoding) Validate() error {
+	switch s {
+	case "gzip":
+		return nil
+	case "zstd":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
 func (s Cursor) Validate() error {
 	alias := (string)(s)
 	if err := (validate.String{
@@ -1161,6 +1208,24 @@ func (s *DocumentHead) Validate() error {
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "AccessControlAllowOrigin",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if value, ok := s.ContentEncoding.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "ContentEncoding",
 			Error: err,
 		})
 	}
@@ -1237,6 +1302,24 @@ func (s *DocumentHeaders) Validate() error {
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "AccessControlAllowOrigin",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if value, ok := s.ContentEncoding.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "ContentEncoding",
 			Error: err,
 		})
 	}
@@ -1612,6 +1695,24 @@ func (s *FilePageHead) Validate() error {
 		})
 	}
 	if err := func() error {
+		if value, ok := s.ContentEncoding.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "ContentEncoding",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if err := (validate.String{
 			MinLength:     0,
 			MinLengthSet:  false,
@@ -1785,6 +1886,24 @@ func (s *FilePageHeaders) Validate() error {
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "CacheControl",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if value, ok := s.ContentEncoding.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "ContentEncoding",
 			Error: err,
 		})
 	}
@@ -2290,6 +2409,24 @@ func (s *IncidentPageHead) Validate() error {
 		})
 	}
 	if err := func() error {
+		if value, ok := s.ContentEncoding.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "ContentEncoding",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if err := (validate.String{
 			MinLength:     0,
 			MinLengthSet:  false,
@@ -2392,6 +2529,24 @@ func (s *IncidentPageHeaders) Validate() error {
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "AccessControlAllowOrigin",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if value, ok := s.ContentEncoding.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "ContentEncoding",
 			Error: err,
 		})
 	}
@@ -3820,6 +3975,24 @@ func (s *RegionPageHead) Validate() error {
 		})
 	}
 	if err := func() error {
+		if value, ok := s.ContentEncoding.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "ContentEncoding",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if err := (validate.String{
 			MinLength:     0,
 			MinLengthSet:  false,
@@ -3952,6 +4125,24 @@ func (s *RegionPageHeaders) Validate() error {
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "AccessControlAllowOrigin",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if value, ok := s.ContentEncoding.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "ContentEncoding",
 			Error: err,
 		})
 	}
@@ -4712,6 +4903,24 @@ func (s *StatusHead) Validate() error {
 		})
 	}
 	if err := func() error {
+		if value, ok := s.ContentEncoding.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "ContentEncoding",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if err := (validate.String{
 			MinLength:     0,
 			MinLengthSet:  false,
@@ -4784,6 +4993,24 @@ func (s *StatusHeaders) Validate() error {
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "AccessControlAllowOrigin",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if value, ok := s.ContentEncoding.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "ContentEncoding",
 			Error: err,
 		})
 	}
@@ -5884,6 +6111,24 @@ func (s *UptimeHead) Validate() error {
 		})
 	}
 	if err := func() error {
+		if value, ok := s.ContentEncoding.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "ContentEncoding",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if err := (validate.String{
 			MinLength:     0,
 			MinLengthSet:  false,
@@ -5956,6 +6201,24 @@ func (s *UptimeHeaders) Validate() error {
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "AccessControlAllowOrigin",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if value, ok := s.ContentEncoding.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "ContentEncoding",
 			Error: err,
 		})
 	}
