@@ -80,7 +80,7 @@ type ListReader interface {
 }
 
 // Writer writes records inside the transaction of a Transactor's Write.
-// Every method upserts: a record replaces any with the same ID (for regions,
+// Every Put method upserts: a record replaces any with the same ID (for regions,
 // the same code), so writing the same records twice leaves the store as
 // writing them once; among records of one call that share a key, the last
 // wins. Callers may reuse the slices once a call returns.
@@ -88,6 +88,10 @@ type Writer interface {
 	PutFiles(ctx context.Context, files []File) error
 	PutAssets(ctx context.Context, assets []Asset) error
 	PutRegions(ctx context.Context, regions []Region) error
+	// DeleteFiles deletes the files of project whose ID is in ids. An ID
+	// that no file of project has (none, or another project's) is skipped:
+	// deleting twice leaves the store as deleting once.
+	DeleteFiles(ctx context.Context, project string, ids []string) error
 	// MoveLogPosition commits a follower's position with the rows it
 	// covers; it is not an upsert but a compare-and-set (see
 	// LogPositionWriter).
