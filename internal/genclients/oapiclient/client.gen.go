@@ -442,6 +442,8 @@ func (e UptimeObject) Valid() bool {
 // Asset One request an edge served: a GET or HEAD answered 2xx or 304. Requests that edges log (cdnapi follow) show up within about a second.
 type Asset struct {
 	// Bytes The bytes of the body delivered ($body_bytes_sent); 0 for HEAD and 304.
+	//
+	// Examples: 48213
 	Bytes int64 `json:"bytes"`
 
 	// CacheStatus The upper-case cache result of an asset request. An nginx edge's are its $upstream_cache_status; DYNAMIC is a request that did not go through the cache.
@@ -456,6 +458,8 @@ type Asset struct {
 	Id string `json:"id"`
 
 	// Path The request path of the asset, without its query.
+	//
+	// Examples: /img/logo.png
 	Path string `json:"path"`
 
 	// Region The code of the point of presence that served the request.
@@ -531,6 +535,7 @@ type ErrorParam = string
 
 // File defines model for File.
 type File struct {
+	// Bytes Examples: 48213
 	Bytes    int64  `json:"bytes"`
 	Checksum string `json:"checksum"`
 
@@ -538,8 +543,10 @@ type File struct {
 	//
 	// Examples: 2026-11-20T14:03:07Z
 	CreatedAt Timestamp `json:"created_at"`
-	Filename  string    `json:"filename"`
-	Id        string    `json:"id"`
+
+	// Filename Examples: logo.png
+	Filename string `json:"filename"`
+	Id       string `json:"id"`
 }
 
 // FileList defines model for FileList.
@@ -559,8 +566,9 @@ type FileListObject string
 
 // Incident defines model for Incident.
 type Incident struct {
-	// Component A component of the status document, or a point of presence whose
-	// edge `serve --region-probe` measures, as `Region` and its code.
+	// Component A component of the status document, or a point of presence, as
+	// `Region` and its code: one whose edge `serve --region-probe`
+	// measures, or whose status an operator set.
 	//
 	//
 	// Examples: Storage, Region FRA1
@@ -575,6 +583,8 @@ type Incident struct {
 	Message *string `json:"message"`
 
 	// ResolvedAt When the component was operational again; null while the incident is open.
+	//
+	// Examples: 2026-11-20T14:41:52Z
 	ResolvedAt *Timestamp `json:"resolved_at"`
 
 	// StartedAt RFC 3339 in UTC with a Z and whole seconds.
@@ -583,6 +593,8 @@ type Incident struct {
 	StartedAt Timestamp `json:"started_at"`
 
 	// Status The worst status reached while the incident was open.
+	//
+	// Examples: major_outage
 	Status StatusValue `json:"status"`
 }
 
@@ -705,9 +717,13 @@ type Region struct {
 	Code RegionCode `json:"code"`
 
 	// Country ISO 3166-1 alpha-2, upper case.
+	//
+	// Examples: DE
 	Country string `json:"country"`
 
 	// Name Display name of the place.
+	//
+	// Examples: Frankfurt
 	Name string `json:"name"`
 
 	// Status The operator's status while one is in force, else the status a probe of the edge measured, if it is probed; see listRegions.
@@ -776,6 +792,8 @@ type StatusDocument struct {
 	Components []Component `json:"components"`
 
 	// Region The configured name of the answering region.
+	//
+	// Examples: local
 	Region string `json:"region"`
 
 	// Status The worst of the component statuses.
@@ -1331,8 +1349,8 @@ type ClientInterface interface {
 
 	// ListIncidents List the incidents, newest first.
 	//
-	// An incident opens when a component, or a point of presence measured
-	// by a probe of its edge (`Region FRA1`), leaves `operational` and resolves
+	// An incident opens when a component, or a point of presence
+	// (`Region FRA1`), leaves `operational` and resolves
 	// when it is operational again; `status` is the worst status reached
 	// while it was open. Incidents are recorded from the probes, damped
 	// against flapping (one failed probe between successes opens none), and
@@ -1685,8 +1703,8 @@ func (c *Client) PreflightStatus(ctx context.Context, reqEditors ...RequestEdito
 
 // ListIncidents List the incidents, newest first.
 //
-// An incident opens when a component, or a point of presence measured
-// by a probe of its edge (`Region FRA1`), leaves `operational` and resolves
+// An incident opens when a component, or a point of presence
+// (`Region FRA1`), leaves `operational` and resolves
 // when it is operational again; `status` is the worst status reached
 // while it was open. Incidents are recorded from the probes, damped
 // against flapping (one failed probe between successes opens none), and
@@ -3057,8 +3075,8 @@ type ClientWithResponsesInterface interface {
 
 	// ListIncidentsWithResponse List the incidents, newest first.
 	//
-	// An incident opens when a component, or a point of presence measured
-	// by a probe of its edge (`Region FRA1`), leaves `operational` and resolves
+	// An incident opens when a component, or a point of presence
+	// (`Region FRA1`), leaves `operational` and resolves
 	// when it is operational again; `status` is the worst status reached
 	// while it was open. Incidents are recorded from the probes, damped
 	// against flapping (one failed probe between successes opens none), and
@@ -6056,8 +6074,8 @@ func (c *ClientWithResponses) PreflightStatusWithResponse(ctx context.Context, r
 
 // ListIncidentsWithResponse List the incidents, newest first.
 //
-// An incident opens when a component, or a point of presence measured
-// by a probe of its edge (`Region FRA1`), leaves `operational` and resolves
+// An incident opens when a component, or a point of presence
+// (`Region FRA1`), leaves `operational` and resolves
 // when it is operational again; `status` is the worst status reached
 // while it was open. Incidents are recorded from the probes, damped
 // against flapping (one failed probe between successes opens none), and

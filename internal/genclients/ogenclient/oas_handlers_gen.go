@@ -2047,12 +2047,12 @@ func (s *Server) handleListFilesRequest(args [0]string, argsEscaped bool, w http
 
 // handleListIncidentsRequest handles listIncidents operation.
 //
-// An incident opens when a component, or a point of presence measured by a probe of its edge
-// (`Region FRA1`), leaves `operational` and resolves when it is operational again; `status` is the
-// worst status reached while it was open. Incidents are recorded from the probes, damped against
-// flapping (one failed probe between successes opens none), and from the statuses operators set, with
-// their message. Ordered by `started_at` descending, then `id` descending. `limit` and `cursor` follow
-// the rules of the other lists; a cursor of another list gets 400 `cursor_invalid`. Never cached.
+// An incident opens when a component, or a point of presence (`Region FRA1`), leaves `operational` and
+// resolves when it is operational again; `status` is the worst status reached while it was open.
+// Incidents are recorded from the probes, damped against flapping (one failed probe between successes
+// opens none), and from the statuses operators set, with their message. Ordered by `started_at`
+// descending, then `id` descending. `limit` and `cursor` follow the rules of the other lists; a cursor
+// of another list gets 400 `cursor_invalid`. Never cached.
 //
 // GET /api/v1/status/incidents
 func (s *Server) handleListIncidentsRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {

@@ -1993,8 +1993,8 @@ func (*FilesNotModified) listFilesRes() {}
 // Ref: #/components/schemas/Incident
 type Incident struct {
 	ID string `json:"id"`
-	// A component of the status document, or a point of presence whose edge `serve --region-probe`
-	// measures, as `Region` and its code.
+	// A component of the status document, or a point of presence, as `Region` and its code: one whose edge
+	// `serve --region-probe` measures, or whose status an operator set.
 	Component string `json:"component"`
 	// The worst status reached while the incident was open.
 	Status StatusValue `json:"status"`
