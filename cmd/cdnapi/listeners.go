@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -119,6 +120,10 @@ func serveUntilDone(ctx context.Context, logger *slog.Logger, ls []*listener, p 
 func newServer(h http.Handler, logger *slog.Logger, draining *atomic.Bool) *http.Server {
 	return &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if isHTTP2Preface(r) {
+				refusePreface(w)
+				return
+			}
 			if draining.Load() {
 				w.Header().Set("Connection", "close")
 			}
@@ -131,6 +136,37 @@ func newServer(h http.Handler, logger *slog.Logger, draining *atomic.Bool) *http
 		MaxHeaderBytes:    32 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+}
+
+// serveUnencryptedHTTP2 has srv speak HTTP/2 without TLS to clients that
+// start with its preface (h2c with prior knowledge, as load balancers and
+// gRPC-style clients do), beside HTTP/1.1 on the same port. net/http checks
+// for the preface once per connection, before its first request, so
+// HTTP/1.1 clients pay nothing measurable (README: HTTP/2).
+func serveUnencryptedHTTP2(srv *http.Server) {
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	srv.Protocols = &p
+}
+
+// isHTTP2Preface reports whether r is the start of the HTTP/2 connection
+// preface ("PRI * HTTP/2.0"), which net/http's HTTP/1 server hands to the
+// handler, for handlers that upgrade by themselves, when it does not speak
+// h2c itself, or when the preface comes after a first HTTP/1.1 request.
+func isHTTP2Preface(r *http.Request) bool {
+	return r.Method == "PRI" && r.ProtoMajor == 2 && r.RequestURI == "*"
+}
+
+// refusePreface answers an HTTP/2 preface that net/http left to the handler
+// as net/http answers any other protocol version it does not speak: 505 in
+// plain text, and the connection closed. The API's handlers never see it.
+func refusePreface(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("Connection", "close")
+	w.WriteHeader(http.StatusHTTPVersionNotSupported)
+	io.WriteString(w, "unsupported protocol version")
 }
 
 // baseURL returns the URL at which people reach a bound listener, for the

@@ -36,6 +36,7 @@ type serveConfig struct {
 	shutdownTimeout              time.Duration
 	shutdownDelay                time.Duration
 	pageCacheTTL                 time.Duration
+	h2c                          bool
 	assetRetention               time.Duration
 	pruneInterval                time.Duration
 	logFormat, logLevel          string
@@ -63,6 +64,7 @@ func parseServeConfig(env *environment, args []string) (serveConfig, error) {
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long shutdown waits for requests in flight")
 	fs.DurationVar(&c.shutdownDelay, "shutdown-delay", 0, "on SIGTERM, how long to keep serving with /readyz failing before closing the listeners, so load balancers notice first")
 	fs.DurationVar(&c.pageCacheTTL, "page-cache-ttl", 250*time.Millisecond, "how long a rendered list page is served again to requests for the same URL; 0 turns the cache off")
+	fs.BoolVar(&c.h2c, "h2c", true, "also speak HTTP/2 without TLS (h2c, prior knowledge) on the API and edge addresses; --h2c=false for HTTP/1.1 only")
 	fs.DurationVar(&c.assetRetention, "asset-retention", defaultAssetRetention, "delete assets older than this in the background, in small batches; 0 keeps every asset")
 	fs.DurationVar(&c.pruneInterval, "prune-interval", retention.DefaultInterval, "how often assets past --asset-retention are deleted")
 	fs.StringVar(&c.logFormat, "log-format", "json", "log format: json or text")
@@ -122,6 +124,10 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	svc, err := wireServe(ctx, cfg, st, logger, accessLog)
 	if err != nil {
 		return err
+	}
+	if cfg.h2c {
+		serveUnencryptedHTTP2(svc.listeners.api.srv)
+		serveUnencryptedHTTP2(svc.listeners.edge.srv)
 	}
 	err = svc.run(ctx)
 	logger.Info("stopped")

@@ -37,6 +37,7 @@ func (c *check) checkRules(route *routers.Route) {
 		c.checkNotModified()
 	case http.StatusOK:
 		if c.json != nil {
+			c.checkNextCursor()
 			c.checkList(route)
 		}
 	}
@@ -68,18 +69,41 @@ func (c *check) checkRequestID() {
 	}
 }
 
-// checkEncoding checks that a gzip body was asked for and is marked as
-// varying with Accept-Encoding, so that caches keep the two apart.
+// checkEncoding checks that a gzip or zstd body was asked for and is marked
+// as varying with Accept-Encoding, so that caches keep the codings apart.
 func (c *check) checkEncoding() {
-	if c.res.Header.Get("Content-Encoding") != "gzip" {
+	coding := c.res.Header.Get("Content-Encoding")
+	switch coding {
+	case "":
 		return
-	}
-	if !acceptsGzip(c.req.Header.Values("Accept-Encoding")) {
-		c.failf("the body is gzip-encoded, but the request does not accept gzip")
+	case "gzip":
+		if !acceptsGzip(c.req.Header.Values("Accept-Encoding")) {
+			c.failf("the body is gzip-encoded, but the request does not accept gzip")
+		}
+	case "zstd":
+		if !acceptsNamed(c.req.Header.Values("Accept-Encoding"), "zstd") {
+			c.failf("the body is zstd-encoded, but the request does not name zstd")
+		}
+	default:
+		c.failf("Content-Encoding %q is not one the document offers", coding)
 	}
 	if !hasToken(c.res.Header.Values("Vary"), "Accept-Encoding") {
-		c.failf("the body is gzip-encoded, but Vary does not name Accept-Encoding")
+		c.failf("the body is %s-encoded, but Vary does not name Accept-Encoding", coding)
 	}
+}
+
+// acceptsNamed reports whether Accept-Encoding values name coding with a
+// non-zero weight.
+func acceptsNamed(values []string, coding string) bool {
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			name, params, _ := strings.Cut(part, ";")
+			if strings.EqualFold(strings.TrimSpace(name), coding) && qValue(params) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkNotModified checks that a 304 answers an If-None-Match that its
@@ -92,6 +116,25 @@ func (c *check) checkNotModified() {
 	}
 	if etag := c.res.Header.Get("ETag"); etag != "" && !matchesWeakly(inm, etag) {
 		c.failf("304 carries ETag %s, which If-None-Match %s does not match", etag, inm)
+	}
+}
+
+// checkNextCursor checks, on every list, that next_cursor is null exactly
+// when has_more is false. The document states this in prose: a oneOf over
+// has_more, which JSON Schema could check, is more than code generators take.
+func (c *check) checkNextCursor() {
+	page, ok := c.json.(map[string]any)
+	if !ok || page["object"] != "list" {
+		return
+	}
+	hasMore, _ := page["has_more"].(bool)
+	switch next, present := page["next_cursor"]; {
+	case !present:
+		// reported by the schema
+	case hasMore && next == nil:
+		c.failf("has_more is true, but next_cursor is null")
+	case !hasMore && next != nil:
+		c.failf("has_more is false, but next_cursor is %v; it must be null", next)
 	}
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/cdnapi/cdnapi/api"
 )
@@ -106,7 +107,7 @@ func NewValidator(tb testing.TB) *Validator {
 //
 // Answers on paths outside the document must be a documented error, such as
 // 404 not_found; so Check is not for the human pages.
-// A gzip-encoded body is decompressed before it is checked.
+// A gzip- or zstd-encoded body is decompressed before it is checked.
 func (v *Validator) Check(tb testing.TB, req *http.Request, res *http.Response, body []byte) {
 	tb.Helper()
 	c := &check{v: v, req: req, res: res, raw: body}
@@ -117,6 +118,9 @@ func (v *Validator) Check(tb testing.TB, req *http.Request, res *http.Response, 
 			strings.Join(c.problems, "\n\t"), snippet(c.raw))
 	}
 }
+
+// zstdDecoder decodes zstd bodies; DecodeAll may be called concurrently.
+var zstdDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
 
 // check is one run of Check; it collects problems instead of stopping at
 // the first, so that one failure shows everything that is wrong.
@@ -240,6 +244,13 @@ func (c *check) checkHeaders(headers openapi3.Headers) {
 func (c *check) checkBody(route *routers.Route, response *openapi3.Response) {
 	status := c.res.StatusCode
 	hasContent := len(response.Content) > 0 && status != http.StatusNotModified && status != http.StatusNoContent
+	if c.req.Method == http.MethodHead && route.PathItem.Get != nil {
+		// A HEAD operation documents no content (generated clients would
+		// try to decode one), but carries the Content-Type of its GET.
+		if get := route.PathItem.Get.Responses.Status(status); get != nil && get.Value != nil {
+			hasContent = len(get.Value.Content) > 0 && status != http.StatusNotModified && status != http.StatusNoContent
+		}
+	}
 	if hasContent {
 		if ct := c.res.Header.Values("Content-Type"); len(ct) != 1 || ct[0] != "application/json" {
 			c.failf("Content-Type is %q, want exactly \"application/json\"", strings.Join(ct, ", "))
@@ -253,13 +264,20 @@ func (c *check) checkBody(route *routers.Route, response *openapi3.Response) {
 	}
 
 	body := c.raw
-	if c.res.Header.Get("Content-Encoding") == "gzip" {
+	switch coding := c.res.Header.Get("Content-Encoding"); coding {
+	case "gzip":
 		zr, err := gzip.NewReader(bytes.NewReader(c.raw))
 		if err == nil {
 			body, err = io.ReadAll(zr)
 		}
 		if err != nil {
 			c.failf("Content-Encoding is gzip, but the body does not decompress: %v", err)
+			return
+		}
+	case "zstd":
+		var err error
+		if body, err = zstdDecoder.DecodeAll(c.raw, nil); err != nil {
+			c.failf("Content-Encoding is zstd, but the body does not decompress: %v", err)
 			return
 		}
 	}

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/storetest"
 )
@@ -29,13 +31,20 @@ func TestConditionalRequests(t *testing.T) {
 	} {
 		plain, _ := e.get(t, target.on, target.path)
 		coded, _ := e.do(t, target.on, http.MethodGet, target.path, hdr("Accept-Encoding", "gzip"))
-		tag, gzTag := plain.Header.Get("ETag"), coded.Header.Get("ETag")
+		zcoded, _ := e.do(t, target.on, http.MethodGet, target.path, hdr("Accept-Encoding", "zstd"))
+		tag, gzTag, zsTag := plain.Header.Get("ETag"), coded.Header.Get("ETag"), zcoded.Header.Get("ETag")
 		if !strings.HasPrefix(tag, `"`) || strings.HasPrefix(tag, "W/") {
 			t.Fatalf("%s: ETag %q is not strong", target.path, tag)
 		}
 		big := coded.Header.Get("Content-Encoding") == "gzip"
-		if big != (gzTag != tag) {
-			t.Errorf("%s: gzip %v but ETags %s and %s", target.path, big, tag, gzTag)
+		if big != (gzTag != tag) || big != (zsTag != tag) || big != (zcoded.Header.Get("Content-Encoding") == "zstd") {
+			t.Errorf("%s: gzip %v but ETags %s, %s and %s", target.path, big, tag, gzTag, zsTag)
+		}
+		// A tag names one coding of the body: once the body is big enough
+		// to be coded, a tag of another coding is no match.
+		otherCoding := http.StatusNotModified
+		if big {
+			otherCoding = http.StatusOK
 		}
 		cases := []struct {
 			name, inm, accept string
@@ -51,10 +60,16 @@ func TestConditionalRequests(t *testing.T) {
 			{"malformed", `nope, "x`, "", 200, tag},
 			{"gzip tag with gzip", gzTag, "gzip", 304, gzTag},
 			{"star with gzip", "*", "gzip", 304, gzTag},
-			// A client that holds the other coding of the same body is
-			// told that its copy is current, by that copy's tag.
-			{"gzip tag without gzip", gzTag, "", 304, gzTag},
-			{"plain tag with gzip", tag, "gzip", 304, tag},
+			{"zstd tag with zstd", zsTag, "zstd", 304, zsTag},
+			{"star with zstd", "*", "zstd", 304, zsTag},
+			{"all tags with zstd", tag + ", " + gzTag + ", " + zsTag, "gzip, zstd", 304, zsTag},
+			// A client that holds another coding of the body gets the
+			// answer in the coding it asks for now, never a 304 that
+			// points at a stored answer it may no longer accept.
+			{"gzip tag without gzip", gzTag, "", otherCoding, tag},
+			{"plain tag with gzip", tag, "gzip", otherCoding, gzTag},
+			{"gzip tag with zstd", gzTag, "zstd", otherCoding, zsTag},
+			{"zstd tag with gzip", zsTag, "gzip", otherCoding, gzTag},
 		}
 		for _, tc := range cases {
 			t.Run(target.path+"/"+tc.name, func(t *testing.T) {
@@ -64,6 +79,9 @@ func TestConditionalRequests(t *testing.T) {
 					t.Fatalf("status %d, want %d", res.StatusCode, tc.want)
 				}
 				if tc.want != 304 {
+					if got := res.Header.Get("ETag"); got != tc.wantTag {
+						t.Errorf("ETag %s, want %s", got, tc.wantTag)
+					}
 					return
 				}
 				if len(body) != 0 {
@@ -101,9 +119,9 @@ func TestETagFollowsTheBody(t *testing.T) {
 	}
 }
 
-// TestGzip checks when answers are gzip-coded, and that the coding holds
-// the same bytes as the identity answer.
-func TestGzip(t *testing.T) {
+// TestContentCodings checks when answers are gzip- or zstd-coded, that the
+// coding holds the same bytes as the identity answer, and its ETag.
+func TestContentCodings(t *testing.T) {
 	e := newEnv(t, nil)
 	identity, plainBody := e.get(t, onAPI, "/api/v1/files?limit=100")
 	if len(plainBody) <= gzipMinSize {
@@ -111,41 +129,65 @@ func TestGzip(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, target, accept string
-		gzip                 bool
+		coding               string // the Content-Encoding wanted; "" for none
 	}{
-		{"accepted", "/api/v1/files?limit=100", "gzip", true},
-		{"among others", "/api/v1/files?limit=100", "br;q=1.0, gzip;q=0.8, deflate", true},
-		{"upper case", "/api/v1/files?limit=100", "GZIP", true},
-		{"star", "/api/v1/files?limit=100", "*", true},
-		{"refused", "/api/v1/files?limit=100", "gzip;q=0", false},
-		{"refused with star", "/api/v1/files?limit=100", "gzip;q=0.000, *", false},
-		{"not offered", "/api/v1/files?limit=100", "br", false},
-		{"none", "/api/v1/files?limit=100", "", false},
-		{"small body", "/api/v1/files?limit=1", "gzip", false},
+		{"accepted", "/api/v1/files?limit=100", "gzip", "gzip"},
+		{"among others", "/api/v1/files?limit=100", "br;q=1.0, gzip;q=0.8, deflate", "gzip"},
+		{"upper case", "/api/v1/files?limit=100", "GZIP", "gzip"},
+		{"star", "/api/v1/files?limit=100", "*", "gzip"},
+		{"refused", "/api/v1/files?limit=100", "gzip;q=0", ""},
+		{"refused with star", "/api/v1/files?limit=100", "gzip;q=0.000, *", ""},
+		{"not offered", "/api/v1/files?limit=100", "br", ""},
+		{"none", "/api/v1/files?limit=100", "", ""},
+		{"small body", "/api/v1/files?limit=1", "gzip", ""},
+		{"zstd", "/api/v1/files?limit=100", "zstd", "zstd"},
+		{"a browser's", "/api/v1/files?limit=100", "gzip, deflate, br, zstd", "zstd"},
+		{"gzip preferred", "/api/v1/files?limit=100", "zstd;q=0.5, gzip", "gzip"},
+		{"zstd refused", "/api/v1/files?limit=100", "zstd;q=0, gzip", "gzip"},
+		{"small body, zstd", "/api/v1/files?limit=1", "zstd", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			res, body := e.do(t, onAPI, http.MethodGet, tc.target, hdr("Accept-Encoding", tc.accept))
-			if got := res.Header.Get("Content-Encoding") == "gzip"; got != tc.gzip {
-				t.Fatalf("gzip %v, want %v", got, tc.gzip)
+			if got := res.Header.Get("Content-Encoding"); got != tc.coding {
+				t.Fatalf("Content-Encoding %q, want %q", got, tc.coding)
 			}
 			if !hasVary(res.Header, "Accept-Encoding") {
 				t.Errorf("Vary %q does not name Accept-Encoding", res.Header.Values("Vary"))
 			}
-			if !tc.gzip {
+			if tc.coding == "" {
 				return
 			}
-			zr, err := gzip.NewReader(bytes.NewReader(body))
-			must(t, err)
-			unzipped, err := io.ReadAll(zr)
-			must(t, err)
-			if !bytes.Equal(unzipped, plainBody) {
-				t.Errorf("the gzip body does not hold the identity body")
+			decoded := decodeCoding(t, tc.coding, body)
+			if !bytes.Equal(decoded, plainBody) {
+				t.Errorf("the %s body does not hold the identity body", tc.coding)
 			}
-			if want := strings.TrimSuffix(identity.Header.Get("ETag"), `"`) + `-gzip"`; res.Header.Get("ETag") != want {
+			if want := strings.TrimSuffix(identity.Header.Get("ETag"), `"`) + "-" + tc.coding + `"`; res.Header.Get("ETag") != want {
 				t.Errorf("ETag %s, want %s", res.Header.Get("ETag"), want)
 			}
 		})
 	}
+}
+
+// decodeCoding undoes the content coding of body.
+func decodeCoding(t *testing.T, coding string, body []byte) []byte {
+	t.Helper()
+	switch coding {
+	case "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		must(t, err)
+		out, err := io.ReadAll(zr)
+		must(t, err)
+		return out
+	case "zstd":
+		zr, err := zstd.NewReader(nil)
+		must(t, err)
+		defer zr.Close()
+		out, err := zr.DecodeAll(body, nil)
+		must(t, err)
+		return out
+	}
+	t.Fatalf("no decoder for %q", coding)
+	return nil
 }
 
 func hasVary(h http.Header, name string) bool {

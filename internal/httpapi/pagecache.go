@@ -14,7 +14,7 @@ import (
 // that a page that many clients ask for at once (the first page above all)
 // costs one store query and one encoding per TTL, and is otherwise served
 // like a static file: a map lookup and a write of prepared bytes, with its
-// ETag and gzip coding computed once.
+// ETag and each content coding (gzip, zstd) computed once.
 //
 // The lists already tell clients and shared caches to keep them for 60
 // seconds or more (Cache-Control), so holding them here for a second or two
@@ -43,8 +43,9 @@ type cachedPage struct {
 	expires time.Time
 }
 
-// pageCacheEntries bounds the memory of the cache: a page of 100 items is
-// about 25 KiB with its gzip coding, so the bound is about 6 MiB.
+// pageCacheEntries bounds the memory of the cache: a page of 100 files is
+// about 20 KiB, and 7 KiB more for each of its gzip and zstd codings once a
+// client asked for it, so the bound is about 9 MiB.
 const pageCacheEntries = 256
 
 // newPageCache returns a cache that keeps answers for ttl, or nil, which

@@ -14,15 +14,12 @@ import (
 // This file is the representation writer, through which every successful
 // answer goes: the whole body is built in memory first (every body of this
 // API is small), and only then are the ETag, a 304, the content coding and
-// HEAD decided. The pools of the buffers and gzip writers it uses are here too.
+// HEAD decided. The pools of the buffers and gzip writers it uses are here
+// too; the content codings themselves are in coding.go.
 
 // gzipMinSize is the size above which a body is compressed. Below about
-// 1 KiB gzip's header and the CPU cost outweigh the bytes saved.
+// 1 KiB the coding's header and the CPU cost outweigh the bytes saved.
 const gzipMinSize = 1024
-
-// gzipSuffix marks the ETag of a gzip-coded answer. A strong ETag names one
-// exact sequence of bytes, so the two codings of a body need two tags.
-const gzipSuffix = "-gzip"
 
 // representation is a body with the metadata its 200 and 304 share.
 type representation struct {
@@ -35,15 +32,21 @@ type representation struct {
 	// tag is the opaque part of the strong ETag, without quotes, computed
 	// by serve when empty. Bodies served more than once (static ones, pages
 	// in the page cache) fill it in once with precompute, and then keep
-	// their gzip coding in gzipped, made by the first answer that needs it.
-	tag      string
-	keep     bool // set by precompute
-	gzipOnce sync.Once
-	gzipped  []byte
+	// each content coding in coded, made by the first answer that needs it:
+	// a hot page is compressed once per coding, not once per answer.
+	tag   string
+	keep  bool // set by precompute
+	coded [numCodings]codedBody
 	// hv holds the header values of a kept representation, made once by
-	// precompute (gzipLength with gzipped), so that serving it again sets
-	// headers without allocating.
+	// precompute (the coded lengths with coded), so that serving it again
+	// sets headers without allocating.
 	hv *headerValues
+}
+
+// codedBody is a kept content coding of a body.
+type codedBody struct {
+	once  sync.Once
+	bytes []byte
 }
 
 // headerValues are the values of the headers an answer of a representation
@@ -51,11 +54,13 @@ type representation struct {
 // nosniffValue).
 type headerValues struct {
 	cacheControl, csp, link, contentType []string // nil when the representation has none
-	etag, etagGzip, length, gzipLength   []string
+	etag, length                         []string
+	// The ETag and Content-Length of each content coding, by coding.
+	codedETag, codedLength [numCodings][]string
 }
 
 // headerValues returns the header values of rep's answers, whose ETag's
-// opaque part is tag. gzipLength is left for the caller.
+// opaque part is tag. codedLength is left for the caller.
 func (rep *representation) headerValues(tag string) *headerValues {
 	one := func(v string) []string {
 		if v == "" {
@@ -69,8 +74,10 @@ func (rep *representation) headerValues(tag string) *headerValues {
 		link:         one(rep.link),
 		contentType:  contentTypeJSON,
 		etag:         []string{`"` + tag + `"`},
-		etagGzip:     []string{`"` + tag + gzipSuffix + `"`},
 		length:       []string{strconv.Itoa(len(rep.body))},
+	}
+	for c := codingGzip; c < numCodings; c++ {
+		hv.codedETag[c] = []string{`"` + tag + c.tagSuffix() + `"`}
 	}
 	if rep.contentType != contentTypeJSON[0] {
 		hv.contentType = one(rep.contentType)
@@ -87,31 +94,32 @@ func bodyTag(body []byte) string {
 }
 
 // precompute fills in the tag of a body that never changes and will be
-// served again, and has its gzip coding kept once made. The coding is not
-// made here: a page that no client asks for compressed (a deep page read
-// once, by a client without Accept-Encoding) would pay for it for nothing.
+// served again, and has its codings kept once made. No coding is made here:
+// a page that no client asks for compressed (a deep page read once, by a
+// client without Accept-Encoding) would pay for it for nothing.
 func (rep *representation) precompute() {
 	rep.tag = bodyTag(rep.body)
 	rep.keep = true
 	rep.hv = rep.headerValues(rep.tag)
 }
 
-// gzipBody returns the gzip coding of rep.body: made once and kept when rep
+// codedBody returns the coding c of rep.body: made once and kept when rep
 // is served again (see precompute), else made for this answer in a pooled
 // buffer, which release returns.
-func (rep *representation) gzipBody() (coded []byte, release func()) {
+func (rep *representation) codedBody(c coding) (coded []byte, release func()) {
 	if rep.keep {
-		rep.gzipOnce.Do(func() {
+		kept := &rep.coded[c]
+		kept.once.Do(func() {
 			buf := new(bytes.Buffer)
-			compress(buf, rep.body)
-			rep.gzipped = buf.Bytes()
-			rep.hv.gzipLength = []string{strconv.Itoa(len(rep.gzipped))}
+			c.encode(buf, rep.body)
+			kept.bytes = buf.Bytes()
+			rep.hv.codedLength[c] = []string{strconv.Itoa(len(kept.bytes))}
 		})
-		return rep.gzipped, func() {}
+		return kept.bytes, func() {}
 	}
 	buf := bufferPool.Get().(*bytes.Buffer)
 	buf.Reset()
-	compress(buf, rep.body)
+	c.encode(buf, rep.body)
 	return buf.Bytes(), func() {
 		if buf.Cap() <= maxPooledSlice {
 			bufferPool.Put(buf)
@@ -120,8 +128,9 @@ func (rep *representation) gzipBody() (coded []byte, release func()) {
 }
 
 // serve answers r with rep: 304 when If-None-Match matches, else 200 with
-// the body, gzip-coded when the client accepts it and the body is big enough.
-// HEAD gets the same headers, Content-Length included, and no body.
+// the body, in the content coding the client prefers (zstd or gzip) when the
+// body is big enough. HEAD gets the same headers, Content-Length included,
+// and no body.
 func (rep *representation) serve(w http.ResponseWriter, r *http.Request) {
 	hv, tag := rep.hv, rep.tag
 	if hv == nil {
@@ -141,43 +150,39 @@ func (rep *representation) serve(w http.ResponseWriter, r *http.Request) {
 	if hv.csp != nil {
 		h["Content-Security-Policy"] = hv.csp
 	}
-	useGzip := len(rep.body) > gzipMinSize && acceptsGzip(r.Header.Values("Accept-Encoding"))
-	if useGzip {
-		h["Etag"] = hv.etagGzip
-	} else {
+	c := identity
+	if len(rep.body) > gzipMinSize {
+		c = chooseCoding(r.Header.Values("Accept-Encoding"))
+	}
+	if c == identity {
 		h["Etag"] = hv.etag
+	} else {
+		h["Etag"] = hv.codedETag[c]
 	}
 
-	if inm := r.Header.Values("If-None-Match"); len(inm) > 0 {
-		star, plain, coded := noneMatch(inm, tag)
-		if star || plain || coded {
-			// The client's copy is current. When it names only the other
-			// coding of the body, the 304 carries that coding's tag: a
-			// cache that sent several tags learns from the 304's ETag
-			// which stored answer to reuse, and that one is the match.
-			switch {
-			case useGzip && !coded && !star:
-				h["Etag"] = hv.etag
-			case !useGzip && !plain && !star:
-				h["Etag"] = hv.etagGzip
-			}
-			w.WriteHeader(http.StatusNotModified)
-			return
-		}
+	// A 304 needs the tag of the answer this request would get: each coding
+	// of the body is its own representation, with its own tag, and a 304
+	// tells the client to use the stored answer whose tag it names. A
+	// client that sends the gzip tag and now asks for zstd (or for no
+	// coding) gets the whole answer, never a 304 that points at a coding it
+	// no longer accepts.
+	if inm := r.Header.Values("If-None-Match"); len(inm) > 0 && noneMatch(inm, tag, c) {
+		w.WriteHeader(http.StatusNotModified)
+		return
 	}
 
 	if hv.link != nil {
 		h["Link"] = hv.link
 	}
 	body, length := rep.body, hv.length
-	if useGzip {
-		coded, release := rep.gzipBody()
+	if c != identity {
+		coded, release := rep.codedBody(c)
 		defer release()
-		body, length = coded, hv.gzipLength
+		body, length = coded, hv.codedLength[c]
 		if !rep.keep {
 			length = []string{strconv.Itoa(len(coded))}
 		}
-		h["Content-Encoding"] = contentEncodingGzip
+		h["Content-Encoding"] = c.headerValue()
 	}
 	h["Content-Type"] = hv.contentType
 	h["Content-Length"] = length
@@ -187,12 +192,12 @@ func (rep *representation) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// noneMatch reads If-None-Match field values against the body whose tag is
-// tag. It reports whether they hold "*", the tag of the identity coding, and
-// the tag of the gzip coding. Tags are compared weakly, as RFC 9110 requires
-// for If-None-Match: W/ is ignored. Malformed members are skipped rather
-// than failing the request.
-func noneMatch(values []string, tag string) (star, plain, coded bool) {
+// noneMatch reports whether If-None-Match field values hold "*" or the tag
+// of the coding c of the body whose tag is tag. Tags are compared weakly, as
+// RFC 9110 requires for If-None-Match: W/ is ignored. Malformed members are
+// skipped rather than failing the request.
+func noneMatch(values []string, tag string, c coding) bool {
+	suffix := c.tagSuffix()
 	for _, v := range values {
 		for {
 			v = strings.TrimLeft(v, " \t,")
@@ -200,9 +205,7 @@ func noneMatch(values []string, tag string) (star, plain, coded bool) {
 				break
 			}
 			if v[0] == '*' {
-				star = true
-				v = v[1:]
-				continue
+				return true
 			}
 			v = strings.TrimPrefix(v, "W/")
 			if v == "" || v[0] != '"' {
@@ -218,60 +221,18 @@ func noneMatch(values []string, tag string) (star, plain, coded bool) {
 			if end < 0 {
 				break
 			}
-			switch opaque := v[1 : 1+end]; {
-			case opaque == tag:
-				plain = true
-			case len(opaque) == len(tag)+len(gzipSuffix) &&
-				opaque[:len(tag)] == tag && opaque[len(tag):] == gzipSuffix:
-				coded = true
+			if opaque := v[1 : 1+end]; len(opaque) == len(tag)+len(suffix) &&
+				opaque[:len(tag)] == tag && opaque[len(tag):] == suffix {
+				return true
 			}
 			v = v[2+end:]
 		}
 	}
-	return star, plain, coded
-}
-
-// acceptsGzip reports whether Accept-Encoding field values allow gzip: gzip
-// (or its alias x-gzip) with a non-zero q, or, when gzip is not named, "*"
-// with a non-zero q.
-func acceptsGzip(values []string) bool {
-	star := false
-	for _, v := range values {
-		for member := range strings.SplitSeq(v, ",") {
-			coding, params, _ := strings.Cut(member, ";")
-			coding = strings.ToLower(strings.TrimSpace(coding))
-			switch coding {
-			case "gzip", "x-gzip":
-				return qualityNonZero(params)
-			case "*":
-				star = qualityNonZero(params)
-			}
-		}
-	}
-	return star
-}
-
-// qualityNonZero reports whether the parameters of an Accept-Encoding member
-// give it a weight above zero. A missing q means 1; a q of 0, 0., 0.0 and so
-// on refuses the coding. A malformed q is read leniently as non-zero.
-func qualityNonZero(params string) bool {
-	for p := range strings.SplitSeq(params, ";") {
-		name, value, _ := strings.Cut(strings.TrimSpace(p), "=")
-		if !strings.EqualFold(strings.TrimSpace(name), "q") {
-			continue
-		}
-		value = strings.TrimSpace(value)
-		if value == "" || value[0] != '0' {
-			return true
-		}
-		frac, dotted := strings.CutPrefix(value[1:], ".")
-		return (dotted || frac != "") && strings.Trim(frac, "0") != ""
-	}
-	return true
+	return false
 }
 
 // Pools of the buffers and gzip writers that every answer would otherwise
-// allocate anew.
+// allocate anew (zstd's one encoder is in coding.go).
 var (
 	bufferPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 	slicePool  = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
@@ -282,16 +243,6 @@ var (
 		return zw
 	}}
 )
-
-// compress appends the gzip coding of body to buf.
-func compress(buf *bytes.Buffer, body []byte) {
-	zw := gzipPool.Get().(*gzip.Writer)
-	zw.Reset(buf)
-	zw.Write(body) // writes to a bytes.Buffer cannot fail
-	zw.Close()
-	zw.Reset(nil) // do not keep buf reachable from the pool
-	gzipPool.Put(zw)
-}
 
 // maxPooledSlice is the largest buffer put back into slicePool, so that one
 // unusually large answer does not pin its memory for good.
