@@ -14,19 +14,19 @@ import (
 // at a buffered writer (internal/logbuf), so that logging costs no write
 // system call per request.
 
-// SetKeyID records the id of the API key that authenticated the request ctx
+// setKeyID records the id of the API key that authenticated the request ctx
 // belongs to, for its access-log line. Never pass the key itself. It does
 // nothing outside the handlers built by this package.
-func SetKeyID(ctx context.Context, id string) {
+func setKeyID(ctx context.Context, id string) {
 	if s := state(ctx); s != nil {
 		s.keyID = id
 	}
 }
 
-// SetClientAddr records the address of the client the request ctx belongs to
+// setClientAddr records the address of the client the request ctx belongs to
 // came from, for its access-log line: the guard sets it from the forwarding
 // headers of a trusted proxy. Without it, the line shows the peer's IP.
-func SetClientAddr(ctx context.Context, addr string) {
+func setClientAddr(ctx context.Context, addr string) {
 	if s := state(ctx); s != nil {
 		s.clientAddr = addr
 	}

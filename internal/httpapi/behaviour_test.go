@@ -279,7 +279,7 @@ func TestStorageUnavailable(t *testing.T) {
 }
 
 // TestGuard exercises the slot for authentication and rate limiting: a
-// guard that refuses with each error a later issue needs, one that panics,
+// guard that refuses with each error the real guard gives, one that panics,
 // one that fails with an error that is not a *cdnapi.Error, and one that
 // sets the project. It also checks that preflights and 405s bypass it.
 func TestGuard(t *testing.T) {
@@ -288,20 +288,20 @@ func TestGuard(t *testing.T) {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				switch r.Header.Get("X-Test-Guard") {
 				case "unauthenticated":
-					WriteError(w, r, cdnapi.Errorf(cdnapi.CodeAuthenticationRequired, "", "send an API key"))
+					writeError(w, r, cdnapi.Errorf(cdnapi.CodeAuthenticationRequired, "", "send an API key"))
 				case "bad key":
-					WriteError(w, r, cdnapi.Errorf(cdnapi.CodeAPIKeyInvalid, "", "the API key is not valid"))
+					writeError(w, r, cdnapi.Errorf(cdnapi.CodeAPIKeyInvalid, "", "the API key is not valid"))
 				case "limited":
 					w.Header().Set("Retry-After", "7")
 					w.Header().Set("RateLimit", `"default";r=0;t=7`)
 					w.Header().Set("RateLimit-Policy", `"default";q=100;w=60`)
-					WriteError(w, r, cdnapi.Errorf(cdnapi.CodeRateLimited, "", "slow down"))
+					writeError(w, r, cdnapi.Errorf(cdnapi.CodeRateLimited, "", "slow down"))
 				case "panic":
 					panic("guard exploded: secret detail")
 				case "error":
-					WriteError(w, r, errors.New("guard failed: secret detail"))
+					writeError(w, r, errors.New("guard failed: secret detail"))
 				case "project":
-					next.ServeHTTP(w, r.WithContext(WithProject(r.Context(), otherProject)))
+					next.ServeHTTP(w, r.WithContext(withProject(r.Context(), otherProject)))
 				default:
 					next.ServeHTTP(w, r)
 				}
@@ -373,8 +373,8 @@ func TestAccessLogAndMetrics(t *testing.T) {
 		c.Guard = func(route string, next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.Header.Get("X-Test-Key") != "" {
-					SetKeyID(r.Context(), r.Header.Get("X-Test-Key"))
-					SetClientAddr(r.Context(), "203.0.113.9")
+					setKeyID(r.Context(), r.Header.Get("X-Test-Key"))
+					setClientAddr(r.Context(), "203.0.113.9")
 				}
 				next.ServeHTTP(w, r)
 			})

@@ -52,6 +52,19 @@ var (
 		"too many requests; retry after the number of seconds in the Retry-After header")
 )
 
+// guard authenticates and rate-limits the guarded routes. A request goes
+// through its steps in order: note the client address for the access log,
+// read the key, count the request against its bucket, refuse it or let it
+// through with the key's project in the request state.
+type guard struct {
+	keys    KeyVerifier
+	limiter cdnapi.RateLimiter
+	clients *ClientResolver
+	// policy is the RateLimit-Policy header, which is the same on every
+	// answer of a limiter, made once rather than per request.
+	policy atomic.Pointer[policyHeader]
+}
+
 // NewGuard returns a Config.Guard that authenticates and rate-limits the
 // guarded routes and leaves the others alone.
 //
@@ -61,88 +74,137 @@ var (
 // carries RateLimit-Policy and RateLimit; a refused one is 429 rate_limited
 // with Retry-After, or 401 with WWW-Authenticate.
 func NewGuard(cfg GuardConfig) func(route string, next http.Handler) http.Handler {
-	// policy is the RateLimit-Policy header, which is the same on every
-	// answer of a limiter, made once rather than per request.
-	var policy atomic.Pointer[policyHeader]
-	return func(route string, next http.Handler) http.Handler {
-		if !guardedRoutes[route] || (cfg.Keys == nil && cfg.Limiter == nil) {
-			return next
-		}
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx := r.Context()
-			now := requestTime(ctx)
-			// The address is found only when it is needed: for the access
-			// log behind a trusted proxy, or for a bucket without a key.
-			var addr netip.Addr
-			resolved := cfg.Clients.trustsAny()
-			if resolved {
-				var forwarded bool
-				if addr, forwarded = cfg.Clients.Resolve(r); forwarded {
-					// Without it the access log shows the peer, which is right.
-					SetClientAddr(ctx, addr.String())
-				}
-			}
-			var keyID, project string
-			var authErr error
-			if cfg.Keys != nil {
-				// The key is canonical: no need for Get to canonicalise it.
-				var header string
-				if v := r.Header["Authorization"]; len(v) > 0 {
-					header = v[0]
-				}
-				keyID, project, authErr = authenticate(cfg.Keys, header, now)
-			}
-			if cfg.Limiter != nil {
-				// Key IDs start with "key_", which no address does.
-				client := keyID
-				if client == "" {
-					if !resolved {
-						addr, _ = cfg.Clients.Resolve(r)
-					}
-					client = addr.String()
-					if !addr.IsValid() {
-						client = r.RemoteAddr
-					}
-				}
-				d := cfg.Limiter.Take(ctx, client, now)
-				if d.Limited {
-					p := policy.Load()
-					if p == nil || p.burst != d.Burst || p.window != d.Window {
-						p = newPolicyHeader(d)
-						policy.Store(p)
-					}
-					setRateHeaders(w.Header(), p, d)
-					if !d.Allowed {
-						w.Header().Set("Retry-After", strconv.Itoa(max(1, ceilSeconds(d.RetryAfter))))
-						WriteError(w, r, errRateLimited)
-						return
-					}
-				}
-			}
-			if authErr != nil {
-				if authErr == errKeyInvalid {
-					w.Header().Set("WWW-Authenticate", `Bearer realm="cdnapi", error="invalid_token"`)
-				}
-				WriteError(w, r, authErr)
-				return
-			}
-			if keyID != "" {
-				if st := state(ctx); st != nil {
-					// The state is already in the context: no new
-					// context and request to allocate on the hot path.
-					st.keyID, st.project = keyID, project
-				} else {
-					r = r.WithContext(WithProject(ctx, project))
-				}
-			}
-			next.ServeHTTP(w, r)
-		})
-	}
+	g := &guard{keys: cfg.Keys, limiter: cfg.Limiter, clients: cfg.Clients}
+	return g.wrap
 }
 
-// authenticate checks the Authorization header: a request without bearer
+// wrap is the Config.Guard: it guards next when route is guarded and
+// there is anything to guard it with.
+func (g *guard) wrap(route string, next http.Handler) http.Handler {
+	if !guardedRoutes[route] || (g.keys == nil && g.limiter == nil) {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.serve(w, r, next)
+	})
+}
+
+// serve runs one request of a guarded route through the guard.
+func (g *guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	now := requestTime(r.Context())
+	addr, resolved := g.forwardedClient(r)
+	keyID, project, authErr := g.authenticate(r, now)
+	if g.limiter != nil {
+		bucket := keyID // key IDs start with "key_", which no address does
+		if bucket == "" {
+			bucket = g.addressBucket(r, addr, resolved)
+		}
+		if !g.take(w, r, bucket, now) {
+			return
+		}
+	}
+	if authErr != nil {
+		refuseAuth(w, r, authErr)
+		return
+	}
+	if keyID != "" {
+		r = withKey(r, keyID, project)
+	}
+	next.ServeHTTP(w, r)
+}
+
+// forwardedClient resolves the client address when a proxy is trusted,
+// and records it for the access log when a proxy forwarded it: without
+// trusted proxies the access log shows the peer, which is right, and the
+// address is found only if a bucket needs it. resolved reports whether
+// addr was looked for.
+func (g *guard) forwardedClient(r *http.Request) (addr netip.Addr, resolved bool) {
+	if !g.clients.trustsAny() {
+		return netip.Addr{}, false
+	}
+	addr, forwarded := g.clients.Resolve(r)
+	if forwarded {
+		setClientAddr(r.Context(), addr.String())
+	}
+	return addr, true
+}
+
+// authenticate returns the ID and project of the request's key, or the
+// error that refuses it; with no verifier, nothing.
+func (g *guard) authenticate(r *http.Request, now time.Time) (id, project string, err error) {
+	if g.keys == nil {
+		return "", "", nil
+	}
+	// The key is canonical: no need for Get to canonicalise it.
+	var header string
+	if v := r.Header["Authorization"]; len(v) > 0 {
+		header = v[0]
+	}
+	return verifyBearer(g.keys, header, now)
+}
+
+// addressBucket is the bucket of a request without a valid key: its
+// client address, found now unless forwardedClient found it already.
+func (g *guard) addressBucket(r *http.Request, addr netip.Addr, resolved bool) string {
+	if !resolved {
+		addr, _ = g.clients.Resolve(r)
+	}
+	if !addr.IsValid() {
+		return r.RemoteAddr
+	}
+	return addr.String()
+}
+
+// take counts the request against bucket and sets the rate-limit headers.
+// It answers a refused request with 429 and returns false.
+func (g *guard) take(w http.ResponseWriter, r *http.Request, bucket string, now time.Time) bool {
+	d := g.limiter.Take(r.Context(), bucket, now)
+	if !d.Limited {
+		return true
+	}
+	setRateHeaders(w.Header(), g.policyFor(d), d)
+	if d.Allowed {
+		return true
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, ceilSeconds(d.RetryAfter))))
+	writeError(w, r, errRateLimited)
+	return false
+}
+
+// policyFor returns the RateLimit-Policy of d's policy, made again only
+// when the policy changed.
+func (g *guard) policyFor(d cdnapi.RateDecision) *policyHeader {
+	p := g.policy.Load()
+	if p == nil || p.burst != d.Burst || p.window != d.Window {
+		p = newPolicyHeader(d)
+		g.policy.Store(p)
+	}
+	return p
+}
+
+// refuseAuth answers a request whose key is missing or not valid.
+func refuseAuth(w http.ResponseWriter, r *http.Request, err error) {
+	if err == errKeyInvalid {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="cdnapi", error="invalid_token"`)
+	}
+	writeError(w, r, err)
+}
+
+// withKey records the request's key for the access log and its project for
+// the handlers, in the request state.
+func withKey(r *http.Request, id, project string) *http.Request {
+	if st := state(r.Context()); st != nil {
+		// The state is already in the context: no new context and
+		// request to allocate on the hot path.
+		st.keyID, st.project = id, project
+		return r
+	}
+	return r.WithContext(withProject(r.Context(), project))
+}
+
+// verifyBearer checks the Authorization header: a request without bearer
 // credentials needs them; one with a bad key has an invalid one.
-func authenticate(keys KeyVerifier, header string, now time.Time) (id, project string, err error) {
+func verifyBearer(keys KeyVerifier, header string, now time.Time) (id, project string, err error) {
 	scheme, key, found := strings.Cut(header, " ")
 	if !found || !strings.EqualFold(scheme, "Bearer") {
 		return "", "", errAuthRequired

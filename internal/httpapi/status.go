@@ -23,7 +23,7 @@ const cacheStatus = "no-store"
 func handleStatus(src StatusSource) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := parseNoQuery(r.URL.RawQuery); err != nil {
-			WriteError(w, r, err)
+			writeError(w, r, err)
 			return
 		}
 		buf := getBuffer()
