@@ -84,7 +84,7 @@ func handleReadyz(cfg AdminConfig) http.Handler {
 		cancel()
 		if err != nil {
 			cfg.Logger.LogAttrs(r.Context(), slog.LevelWarn, "readiness ping failed",
-				slog.String("request_id", requestID(r.Context())), slog.Any("err", err))
+				slog.String("request_id", loggedRequestID(r.Context())), slog.Any("err", err))
 			writeProbe(w, r, http.StatusServiceUnavailable)
 			return
 		}

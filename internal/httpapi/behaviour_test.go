@@ -434,6 +434,14 @@ func TestLogTarget(t *testing.T) {
 		{"/x", "cursor=short", "/x?cursor=short"},
 		{"/x", "limit=1&cursor=" + long, "/x?limit=1&cursor=" + long[:loggedCursor] + "…"},
 		{"/x", strings.Repeat("q", 600), "/x?" + strings.Repeat("q", maxLoggedTarget-3) + "…"},
+		// No credential reaches the log: unknown parameters lose their
+		// values, and anything holding a key is replaced whole.
+		{"/x", "limit=2&access_token=secret", "/x?limit=2&access_token=xxxxx"},
+		{"/x", "region=FRA1&key=cdk_abc&api_key=abc", "/x?region=FRA1&key=xxxxx&api_key=xxxxx"},
+		{"/x", "cursor=cdk_" + long, "/x?cursor=xxxxx"},
+		{"/x", "limit=cdk%5Fabc&cdk_abc&CDK_abc=1", "/x?limit=xxxxx&xxxxx&xxxxx"},
+		{"/x", "a%20b=1&flag", "/x?xxxxx&flag"},
+		{"/api/v1/files/cdk_abc/x", "", "/api/v1/files/xxxxx/x"},
 	} {
 		if got := logTarget(tc.path, tc.query); got != tc.want {
 			t.Errorf("logTarget(%q, %q) = %q, want %q", tc.path, tc.query, got, tc.want)

@@ -71,13 +71,13 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e, ok := errors.AsType[*cdnapi.Error](err)
 	if !ok {
 		logger(r.Context()).LogAttrs(r.Context(), slog.LevelError, "internal error",
-			slog.String("request_id", requestID(r.Context())), slog.Any("err", err))
+			slog.String("request_id", loggedRequestID(r.Context())), slog.Any("err", err))
 		e = errInternal
 	}
 	status, known := errorStatus[e.Code]
 	if !known {
 		logger(r.Context()).LogAttrs(r.Context(), slog.LevelError, "error with unknown code",
-			slog.String("request_id", requestID(r.Context())), slog.String("code", e.Code))
+			slog.String("request_id", loggedRequestID(r.Context())), slog.String("code", e.Code))
 		e, status = errInternal, http.StatusInternalServerError
 	}
 
@@ -127,7 +127,7 @@ func storeError(r *http.Request, err error) error {
 		level, msg = slog.LevelInfo, "store call abandoned by the client"
 	}
 	logger(r.Context()).LogAttrs(r.Context(), level, msg,
-		slog.String("request_id", requestID(r.Context())), slog.Any("err", err))
+		slog.String("request_id", loggedRequestID(r.Context())), slog.Any("err", err))
 	return errStorageUnavailable
 }
 

@@ -64,6 +64,23 @@ func requestID(ctx context.Context) string {
 	return ""
 }
 
+// loggedRequestID is requestID as log lines show it: a client's ID that
+// holds an API key (see holdsKey) is kept in the answer, as API.md says,
+// and never logged.
+func loggedRequestID(ctx context.Context) string {
+	if s := state(ctx); s != nil {
+		return s.loggedID()
+	}
+	return ""
+}
+
+func (s *requestState) loggedID() string {
+	if holdsKey(s.id) {
+		return redacted
+	}
+	return s.id
+}
+
 // logger returns the logger of the request ctx belongs to.
 func logger(ctx context.Context) *slog.Logger {
 	if s := state(ctx); s != nil {
@@ -192,7 +209,7 @@ func recoverPanics(next http.Handler) http.Handler {
 				panic(v) // the server's own signal to drop the connection
 			}
 			logger(r.Context()).LogAttrs(r.Context(), slog.LevelError, "panic",
-				slog.String("request_id", requestID(r.Context())),
+				slog.String("request_id", loggedRequestID(r.Context())),
 				slog.String("panic", fmt.Sprint(v)),
 				slog.String("stack", string(debug.Stack())))
 			if rw.status != 0 {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	neturl "net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,7 +79,8 @@ type Redis struct {
 func NewRedis(url string, p Policy, opts RedisOptions) (*Redis, error) {
 	o, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("ratelimit: %w", err)
+		// The parser's message may quote the URL, password and all.
+		return nil, fmt.Errorf("ratelimit: %s: %s", RedactURL(url), redactIn(err.Error(), url))
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultRedisTimeout
@@ -121,6 +124,55 @@ func NewRedis(url string, p Policy, opts RedisOptions) (*Redis, error) {
 	}
 	r.up.Set(1)
 	return r, nil
+}
+
+// RedactURL returns a Redis URL without its password, for messages and
+// logs: the password of its user part and a password parameter become
+// "xxxxx". A URL that does not parse is shown as its scheme only, since
+// where its password is cannot be told.
+func RedactURL(raw string) string {
+	scheme, _, found := strings.Cut(raw, "://")
+	u, err := neturl.Parse(raw)
+	if err != nil || !found {
+		if !found {
+			return "…"
+		}
+		return scheme + "://…"
+	}
+	if _, has := u.User.Password(); has {
+		u.User = neturl.UserPassword(u.User.Username(), "xxxxx")
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// redactIn returns msg with every part of raw that could be its password
+// replaced: the text between "//user:" and the last "@" of the authority,
+// and a password parameter's value, found without parsing raw, which may
+// not parse.
+func redactIn(msg, raw string) string {
+	msg = strings.ReplaceAll(msg, raw, RedactURL(raw))
+	_, rest, found := strings.Cut(raw, "://")
+	if !found {
+		return msg
+	}
+	authority, _, _ := strings.Cut(rest, "/")
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		if _, pw, ok := strings.Cut(authority[:at], ":"); ok && pw != "" {
+			msg = strings.ReplaceAll(msg, pw, "xxxxx")
+		}
+	}
+	if _, q, ok := strings.Cut(raw, "?"); ok {
+		for pair := range strings.SplitSeq(q, "&") {
+			if v, ok := strings.CutPrefix(pair, "password="); ok && v != "" {
+				msg = strings.ReplaceAll(msg, v, "xxxxx")
+			}
+		}
+	}
+	return msg
 }
 
 // Take takes a token from client's bucket in Redis, or lets the request
