@@ -51,7 +51,9 @@ func serveWithKeys(t *testing.T, db string) {
 		strings.Contains(string(body), `"fil_`) {
 		t.Fatalf("the other project's key: %d %s", res.StatusCode, body)
 	}
-	if res, _ := get(t, v, s.api+"/api/v1/status"); res.StatusCode != 200 || res.Header.Get("RateLimit") != "" {
+	// The status needs no key, and is limited per address in a bucket of
+	// its own (issue 19: it was unlimited).
+	if res, _ := get(t, v, s.api+"/api/v1/status"); res.StatusCode != 200 || res.Header.Get("RateLimit") != `"default";r=99;t=1` {
 		t.Fatalf("status: %d, RateLimit %q", res.StatusCode, res.Header.Get("RateLimit"))
 	}
 

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,9 +34,11 @@ type GuardConfig struct {
 	Clients *ClientResolver
 }
 
-// guardedRoutes are the routes that keys and limits apply to: the lists.
-// The status, its history, the OpenAPI document and the human pages stay
-// public and unlimited, as does the admin listener, which has no guard.
+// guardedRoutes are the routes that keys apply to: the lists. Every other
+// route of the public listeners (the status, its history, the OpenAPI
+// document and the human pages) is public: it needs no key, and when
+// limits are on it is limited per client address, in a bucket of its own.
+// The admin listener has no guard.
 var guardedRoutes = map[string]bool{
 	"/api/v1/files":   true,
 	"/api/v1/regions": true,
@@ -50,7 +53,14 @@ var (
 		"the API key is not valid: it is unknown, revoked or expired")
 	errRateLimited = cdnapi.Errorf(cdnapi.CodeRateLimited, "",
 		"too many requests; retry after the number of seconds in the Retry-After header")
+	errTwoCredentials = cdnapi.Errorf(cdnapi.CodeParameterInvalid, "",
+		"send one Authorization header, not several: which one is the credential is ambiguous")
 )
+
+// publicBucket starts the bucket of a client address on the public routes,
+// so that reading the status page does not use up the address's budget
+// for the lists, nor the other way round.
+const publicBucket = "public "
 
 // guard authenticates and rate-limits the guarded routes. A request goes
 // through its steps in order: note the client address for the access log,
@@ -78,15 +88,28 @@ func NewGuard(cfg GuardConfig) func(route string, next http.Handler) http.Handle
 	return g.wrap
 }
 
-// wrap is the Config.Guard: it guards next when route is guarded and
-// there is anything to guard it with.
+// wrap is the Config.Guard: it guards next as route needs, when there is
+// anything to guard it with.
 func (g *guard) wrap(route string, next http.Handler) http.Handler {
-	if !guardedRoutes[route] || (g.keys == nil && g.limiter == nil) {
-		return next
+	switch {
+	case guardedRoutes[route] && (g.keys != nil || g.limiter != nil):
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			g.serve(w, r, next)
+		})
+	case !guardedRoutes[route] && g.limiter != nil:
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			g.servePublic(w, r, next)
+		})
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		g.serve(w, r, next)
-	})
+	return next
+}
+
+// servePublic limits a request of a public route by its client address.
+func (g *guard) servePublic(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	addr, resolved := g.forwardedClient(r)
+	if g.take(w, r, publicBucket+g.addressBucket(r, addr, resolved), requestTime(r.Context())) {
+		next.ServeHTTP(w, r)
+	}
 }
 
 // serve runs one request of a guarded route through the guard.
@@ -94,14 +117,12 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler)
 	now := requestTime(r.Context())
 	addr, resolved := g.forwardedClient(r)
 	keyID, project, authErr := g.authenticate(r, now)
-	if g.limiter != nil {
-		bucket := keyID // key IDs start with "key_", which no address does
-		if bucket == "" {
-			bucket = g.addressBucket(r, addr, resolved)
-		}
-		if !g.take(w, r, bucket, now) {
-			return
-		}
+	bucket := keyID // key IDs start with "key_", which no address does
+	if bucket == "" && g.limiter != nil {
+		bucket = g.addressBucket(r, addr, resolved)
+	}
+	if !g.take(w, r, bucket, now) {
+		return
 	}
 	if authErr != nil {
 		refuseAuth(w, r, authErr)
@@ -109,6 +130,7 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler)
 	}
 	if keyID != "" {
 		r = withKey(r, keyID, project)
+		w = privateAnswer(w, r)
 	}
 	next.ServeHTTP(w, r)
 }
@@ -137,20 +159,30 @@ func (g *guard) authenticate(r *http.Request, now time.Time) (id, project string
 	}
 	// The key is canonical: no need for Get to canonicalise it.
 	var header string
-	if v := r.Header["Authorization"]; len(v) > 0 {
+	switch v := r.Header["Authorization"]; len(v) {
+	case 0:
+	case 1:
 		header = v[0]
+	default:
+		return "", "", errTwoCredentials
 	}
 	return verifyBearer(g.keys, header, now)
 }
 
 // addressBucket is the bucket of a request without a valid key: its
-// client address, found now unless forwardedClient found it already.
+// client address, found now unless forwardedClient found it already. An
+// IPv4 client is its address; an IPv6 one is its /64, the least a site or
+// a home is given, so that the many addresses one network has cannot each
+// get a bucket of their own.
 func (g *guard) addressBucket(r *http.Request, addr netip.Addr, resolved bool) string {
 	if !resolved {
 		addr, _ = g.clients.Resolve(r)
 	}
-	if !addr.IsValid() {
+	switch {
+	case !addr.IsValid():
 		return r.RemoteAddr
+	case addr.Is6():
+		return netip.PrefixFrom(addr, 64).Masked().String()
 	}
 	return addr.String()
 }
@@ -158,6 +190,9 @@ func (g *guard) addressBucket(r *http.Request, addr netip.Addr, resolved bool) s
 // take counts the request against bucket and sets the rate-limit headers.
 // It answers a refused request with 429 and returns false.
 func (g *guard) take(w http.ResponseWriter, r *http.Request, bucket string, now time.Time) bool {
+	if g.limiter == nil {
+		return true
+	}
 	d := g.limiter.Take(r.Context(), bucket, now)
 	if !d.Limited {
 		return true
@@ -180,6 +215,68 @@ func (g *guard) policyFor(d cdnapi.RateDecision) *policyHeader {
 		g.policy.Store(p)
 	}
 	return p
+}
+
+// privateAnswer returns w for the answer of a request with a key: that
+// answer is for the key's holder only, so it must not be kept by a shared
+// cache, nor given to a request without that key. Whatever Cache-Control
+// the handler sets, "public" becomes "private", and Vary names
+// Authorization.
+func privateAnswer(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
+	if st := state(r.Context()); st != nil {
+		st.private = privateWriter{ResponseWriter: w}
+		return &st.private
+	}
+	return &privateWriter{ResponseWriter: w}
+}
+
+// privateWriter makes an answer private as its header is written.
+type privateWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *privateWriter) WriteHeader(status int) {
+	if !w.wrote {
+		w.wrote = true
+		makePrivate(w.Header())
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *privateWriter) Write(p []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *privateWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// privateCacheControl maps a public Cache-Control to its private form;
+// the handlers have a handful, so each is made once.
+var privateCacheControl sync.Map // string → []string
+
+// varyAuthorization is the Vary of a private answer, shared by them.
+const varyAuthorization = "Authorization"
+
+func makePrivate(h http.Header) {
+	if cc := h["Cache-Control"]; len(cc) == 1 && strings.HasPrefix(cc[0], "public") {
+		v, ok := privateCacheControl.Load(cc[0])
+		if !ok {
+			v, _ = privateCacheControl.LoadOrStore(cc[0], []string{"private" + strings.TrimPrefix(cc[0], "public")})
+		}
+		h["Cache-Control"] = v.([]string)
+	}
+	for _, v := range h["Vary"] {
+		for f := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(f), varyAuthorization) {
+				return
+			}
+		}
+	}
+	h.Add("Vary", varyAuthorization)
 }
 
 // refuseAuth answers a request whose key is missing or not valid.
@@ -246,8 +343,21 @@ type rateLimitValue struct {
 	value []string
 }
 
+// newPolicyHeader states d's token bucket (Burst tokens, full again in
+// Window) as the draft's quota q per window w: w is the time the bucket
+// takes to fill, in whole seconds (at least one), and q what it lets through
+// in w at its steady rate. When the burst fills in whole seconds that is
+// the burst itself (rate 50, burst 100: q=100;w=2); when it fills faster
+// (rate 100, burst 50), q is the rate, which the burst alone would
+// understate by half: what can be sent at once is RateLimit's r, never
+// more than the burst.
 func newPolicyHeader(d cdnapi.RateDecision) *policyHeader {
-	v := `"default";q=` + strconv.Itoa(d.Burst) + ";w=" + strconv.Itoa(max(1, ceilSeconds(d.Window)))
+	w := max(1, ceilSeconds(d.Window))
+	q := d.Burst
+	if d.Window > 0 {
+		q = int(math.Round(float64(d.Burst) * float64(w) * float64(time.Second) / float64(d.Window)))
+	}
+	v := `"default";q=` + strconv.Itoa(q) + ";w=" + strconv.Itoa(w)
 	return &policyHeader{burst: d.Burst, window: d.Window, value: []string{v}}
 }
 

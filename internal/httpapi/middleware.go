@@ -27,6 +27,9 @@ type requestState struct {
 	// project is the project of the request's API key, set by the guard
 	// (see setKeyProject); "" when there is none.
 	project string
+	// private makes the answer of a request with a key private (see
+	// privateAnswer); here so that it costs no allocation of its own.
+	private privateWriter
 	// start is when the access log began timing the request: the guard
 	// judges keys and buckets at that time rather than read the clock again.
 	start time.Time
