@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/ratelimit"
 )
@@ -154,5 +156,37 @@ func TestRateLimitPolicyStatesTheLimiter(t *testing.T) {
 			t.Errorf("rate %d, burst %d: q=%d;w=%d, r=%d at first, and %d allowed in %ds; want %d to %d",
 				p.Rate, p.Burst, q, w, first.Remaining, allowed, seconds, steady, steady+first.Remaining+1)
 		}
+	}
+}
+
+// TestPublicRoutesCached checks that the public routes rendered per request
+// are served from the page cache within its TTL (issue 19: a client in a
+// loop on /status rendered it every time), and that what they show from
+// memory still shows at once.
+func TestPublicRoutesCached(t *testing.T) {
+	e := newEnv(t, func(cfg *Config) { cfg.PageCacheTTL = time.Hour })
+	hits := func() float64 { return testutil.ToFloat64(e.metrics.cacheCounters("api").hits) }
+	for _, target := range []string{"/api/v1/status", "/api/v1/status/incidents?limit=2", "/api/v1/status/uptime", "/status", "/status?utm=x"} {
+		before := hits()
+		for range 5 {
+			res, err := e.client.Get(e.apiURL + target)
+			must(t, err)
+			res.Body.Close()
+			if res.StatusCode != 200 {
+				t.Fatalf("%s: %d", target, res.StatusCode)
+			}
+		}
+		if got := hits() - before; got < 4 {
+			t.Errorf("%s: %v of 5 requests served from the cache, want at least 4", target, got)
+		}
+	}
+	// A change of the live states shows at once in both.
+	e.store.Close()
+	e.status.Evaluate(t.Context())
+	if _, body := e.get(t, onAPI, "/api/v1/status"); !strings.Contains(string(body), `"major_outage"`) {
+		t.Errorf("the status document did not show the storage outage at once: %s", body)
+	}
+	if page := getPage(t, e, "/status", "no-store"); !strings.Contains(page, "Major outage") {
+		t.Error("the status page did not show the storage outage at once")
 	}
 }
