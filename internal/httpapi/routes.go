@@ -67,4 +67,3 @@ func addAdminRoutes(mux *http.ServeMux, cfg AdminConfig) {
 	mux.Handle("/debug/pprof/symbol", named("/debug/pprof/symbol", http.HandlerFunc(pprof.Symbol)))
 	mux.Handle("/debug/pprof/trace", named("/debug/pprof/trace", http.HandlerFunc(pprof.Trace)))
 }
-
