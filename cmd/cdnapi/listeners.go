@@ -117,12 +117,15 @@ func serveUntilDone(ctx context.Context, logger *slog.Logger, ls []*listener, p 
 // connection after its answer.
 func newServer(h http.Handler, logger *slog.Logger, draining *atomic.Bool) *http.Server {
 	return &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		Handler: refuseHTTP2Preface(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if draining.Load() {
 				w.Header().Set("Connection", "close")
 			}
 			h.ServeHTTP(w, r)
-		}),
+		})),
+		// OPTIONS * reaches the handlers, which answer it as the contract
+		// says (204), rather than net/http's empty 200.
+		DisableGeneralOptionsHandler: true,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       10 * time.Second,
 		WriteTimeout:      30 * time.Second,
@@ -130,4 +133,25 @@ func newServer(h http.Handler, logger *slog.Logger, draining *atomic.Bool) *http
 		MaxHeaderBytes:    32 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+}
+
+// refuseHTTP2Preface closes a connection that opens with HTTP/2's preface
+// ("PRI * HTTP/2.0"), which net/http passes to the handler as a request
+// when the server does not speak HTTP/2 without TLS, so that a handler
+// could upgrade it: none here does, and an HTTP/1 answer means nothing to
+// an HTTP/2 client. The connection is closed without an answer, before any
+// handler, log line or metric; a server that speaks h2c takes the preface
+// itself and never gets here.
+func refuseHTTP2Preface(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != "PRI" || r.ProtoMajor != 2 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			conn.Close()
+			return
+		}
+		panic(http.ErrAbortHandler) // not hijackable: drop the connection all the same
+	})
 }

@@ -229,8 +229,16 @@ func recoverPanics(next http.Handler) http.Handler {
 // refuseUncleanPaths answers 404 to paths that net/http's ServeMux would
 // otherwise redirect to their cleaned form with a text body: every answer of
 // the public listeners is JSON, and no client of this API sends such paths.
+//
+// OPTIONS * (the server's options, not a resource's) answers 204 with the
+// methods every resource allows, as the contract answers OPTIONS.
 func refuseUncleanPaths(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.RequestURI == "*" && r.Method == http.MethodOptions {
+			w.Header().Set("Allow", "GET, HEAD, OPTIONS")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
 		if p := r.URL.Path; p == "" || p != cleanPath(p) {
 			writeError(w, r, errNoSuchPath)
 			return
