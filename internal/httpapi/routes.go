@@ -59,11 +59,14 @@ func addAdminRoutes(mux *http.ServeMux, cfg AdminConfig) {
 	if cfg.Gatherer != nil {
 		mux.Handle("GET /metrics", named("/metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{})))
 	}
-	mux.Handle("/debug/pprof/", named("/debug/pprof/", http.HandlerFunc(pprof.Index)))
+	// Profiles that last (the CPU profile, the trace, a delta profile with
+	// seconds) run one at a time, for at most MaxProfileSeconds.
+	gate := &profileGate{}
+	mux.Handle("/debug/pprof/", named("/debug/pprof/", gate.bound(http.HandlerFunc(pprof.Index), 0)))
 	// pprof's cmdline would show the command line, and with it any secret
 	// given as a flag (--cursor-secret, a DSN's password). It is not served.
 	mux.Handle("/debug/pprof/cmdline", named("/debug/pprof/cmdline", http.NotFoundHandler()))
-	mux.Handle("/debug/pprof/profile", named("/debug/pprof/profile", http.HandlerFunc(pprof.Profile)))
+	mux.Handle("/debug/pprof/profile", named("/debug/pprof/profile", gate.bound(http.HandlerFunc(pprof.Profile), defaultProfileSeconds)))
 	mux.Handle("/debug/pprof/symbol", named("/debug/pprof/symbol", http.HandlerFunc(pprof.Symbol)))
-	mux.Handle("/debug/pprof/trace", named("/debug/pprof/trace", http.HandlerFunc(pprof.Trace)))
+	mux.Handle("/debug/pprof/trace", named("/debug/pprof/trace", gate.bound(http.HandlerFunc(pprof.Trace), 1)))
 }
