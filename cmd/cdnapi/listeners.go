@@ -126,12 +126,12 @@ func newServer(h http.Handler, logger *slog.Logger, draining *atomic.Bool) *http
 		// OPTIONS * reaches the handlers, which answer it as the contract
 		// says (204), rather than net/http's empty 200.
 		DisableGeneralOptionsHandler: true,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    32 << 10,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ReadHeaderTimeout:            5 * time.Second,
+		ReadTimeout:                  10 * time.Second,
+		WriteTimeout:                 30 * time.Second,
+		IdleTimeout:                  120 * time.Second,
+		MaxHeaderBytes:               32 << 10,
+		ErrorLog:                     slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 }
 
