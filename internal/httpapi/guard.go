@@ -76,13 +76,14 @@ type guard struct {
 }
 
 // NewGuard returns a Config.Guard that authenticates and rate-limits the
-// guarded routes and leaves the others alone.
+// guarded routes, and rate-limits the public ones per client address.
 //
 // A request is counted against its bucket before its key is judged, so
 // that a client guessing keys is limited like any other; a request without
 // a valid key is counted by its address. Every answer of a limited route
 // carries RateLimit-Policy and RateLimit; a refused one is 429 rate_limited
-// with Retry-After, or 401 with WWW-Authenticate.
+// with Retry-After, 401 with WWW-Authenticate, or 400 for two
+// Authorization headers. An answer for a key is made private.
 func NewGuard(cfg GuardConfig) func(route string, next http.Handler) http.Handler {
 	g := &guard{keys: cfg.Keys, limiter: cfg.Limiter, clients: cfg.Clients}
 	return g.wrap
