@@ -33,7 +33,8 @@ type RateLimiter interface {
 	// Take takes a token from client's bucket at now, the time of the
 	// request, which its caller has read already: a clock read costs a
 	// system call on some machines, and a request needs but one. A limiter
-	// with a clock of its own (Redis's) ignores now. Take never fails: a
-	// limiter that cannot decide lets the request through (Limited false).
+	// with a clock of its own (Redis's) ignores now for its buckets. Take
+	// never fails: a limiter whose store is down lets the request through
+	// (Limited false), and one that cannot decide in time refuses it.
 	Take(ctx context.Context, client string, now time.Time) RateDecision
 }

@@ -33,7 +33,7 @@ func addGuardFlags(fs *flag.FlagSet) guardFlags {
 		rateLimit:      fs.Int("rate-limit", 0, "requests per second allowed to each client (API key, else client IP) on average; 0 turns limits off"),
 		rateBurst:      fs.Int("rate-burst", 0, "requests a client may make at once, the size of its bucket (default: twice --rate-limit)"),
 		rateRedis:      fs.String("rate-limit-redis", "", "redis://host:port of a Redis that keeps the buckets, so every process sharing it enforces one limit (default: in this process's memory)"),
-		redisTimeout:   fs.Duration("rate-limit-redis-timeout", ratelimit.DefaultRedisTimeout, "how long a request waits for Redis before it is served without a limit"),
+		redisTimeout:   fs.Duration("rate-limit-redis-timeout", ratelimit.DefaultRedisTimeout, "how long a request waits for Redis before it is refused (429, Retry-After: 1); only a Redis that refuses connections lets requests through unchecked"),
 		trustedProxies: fs.String("trusted-proxies", "", "comma-separated CIDRs of proxies whose X-Forwarded-For is believed (default: none; the peer address counts)"),
 	}
 }

@@ -51,7 +51,9 @@ func serveWithKeys(t *testing.T, db string) {
 		strings.Contains(string(body), `"fil_`) {
 		t.Fatalf("the other project's key: %d %s", res.StatusCode, body)
 	}
-	if res, _ := get(t, v, s.api+"/api/v1/status"); res.StatusCode != 200 || res.Header.Get("RateLimit") != "" {
+	// The status needs no key, and is limited per address in a bucket of
+	// its own (issue 19: it was unlimited).
+	if res, _ := get(t, v, s.api+"/api/v1/status"); res.StatusCode != 200 || res.Header.Get("RateLimit") != `"default";r=99;t=1` {
 		t.Fatalf("status: %d, RateLimit %q", res.StatusCode, res.Header.Get("RateLimit"))
 	}
 
@@ -88,6 +90,31 @@ func TestServeGuardFlags(t *testing.T) {
 			"--edge-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"}, tc.args...)...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want an error with %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// TestRedisURLPasswordRedacted checks that a Redis URL that does not parse,
+// or names a Redis that is not there, never shows its password.
+func TestRedisURLPasswordRedacted(t *testing.T) {
+	const password = "hunter2-Qx7"
+	db := "sqlite:" + filepath.Join(t.TempDir(), "redis.db")
+	for _, url := range []string{
+		"redis://:" + password + "@127.0.0.1:notaport/0",
+		"redis://user:" + password + "@[::1/0",
+		"redis://127.0.0.1:notaport/0?password=" + password,
+		"rediss://:" + password + "@127.0.0.1:1/x",
+	} {
+		stdout, stderr, err := runCmd(t, "", "serve", "--db", db, "--api-addr", "127.0.0.1:0",
+			"--edge-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0",
+			"--rate-limit", "5", "--rate-limit-redis", url)
+		if err == nil {
+			t.Fatalf("serve with %q started", url)
+		}
+		if all := err.Error() + stdout + stderr; strings.Contains(all, password) {
+			t.Errorf("serve with %q shows the password: %s", url, all)
+		} else if !strings.Contains(err.Error(), "--rate-limit-redis") {
+			t.Errorf("serve with %q: %v", url, err)
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/cdnapi/cdnapi/internal/auth"
 )
 
-const keysSynopsis = `keys create --project NAME [--name LABEL] [--expires-in DURATION] | list [--project NAME] | revoke ID|KEY  [--db DSN]
+const keysSynopsis = `keys create --project NAME [--name LABEL] [--expires-in DURATION] [--quiet] | list [--project NAME] | revoke ID|KEY  [--db DSN]
 
 API keys authenticate requests when serve runs with --auth required; a key
 lists the files of its project. create prints the new key, once, alone on
@@ -28,6 +28,7 @@ func runKeys(ctx context.Context, env *environment, args []string) error {
 	project := fs.String("project", "", "create: the project of the key (required); list: show only this project's keys")
 	label := fs.String("name", "", "create: a label for the key, such as who holds it")
 	expiresIn := fs.Duration("expires-in", 0, "create: how long the key is valid, e.g. 720h (default: until revoked)")
+	quiet := fs.Bool("quiet", false, "create: no warning when the project holds no files")
 	args, err := parseArgs(fs, args, env.getenv)
 	if err != nil {
 		return err
@@ -69,6 +70,9 @@ func runKeys(ctx context.Context, env *environment, args []string) error {
 		}
 		fmt.Fprintln(env.stdout, key)
 		fmt.Fprintf(env.stderr, "created %s for project %s; the key above is shown only once\n", rec.ID, rec.Project)
+		if !*quiet {
+			warnEmptyProject(ctx, env, st, rec.Project)
+		}
 		return nil
 	case "revoke":
 		id, err := keyID(ctx, st, args[1])
@@ -89,6 +93,19 @@ func runKeys(ctx context.Context, env *environment, args []string) error {
 	}
 	printKeys(env, keys, now)
 	return nil
+}
+
+// warnEmptyProject warns on stderr when project holds no files: projects
+// are case-sensitive, and a key made for "Acme" where the files are in
+// "acme" lists nothing, which must not pass for success. It only warns, as
+// a project may be filled after its first key is made.
+func warnEmptyProject(ctx context.Context, env *environment, st cdnapi.ListReader, project string) {
+	files, err := st.ListFiles(ctx, cdnapi.FileQuery{Project: project, Limit: 1})
+	if err != nil || len(files) > 0 {
+		return // a store that cannot tell is no reason to warn
+	}
+	fmt.Fprintf(env.stderr, "warning: project %s holds no files yet, so the key lists nothing; "+
+		"project names are case-sensitive: check the spelling (--quiet silences this)\n", project)
 }
 
 // keyID returns the ID of the key that arg names: arg itself when it is an

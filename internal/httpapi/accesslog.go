@@ -14,19 +14,19 @@ import (
 // at a buffered writer (internal/logbuf), so that logging costs no write
 // system call per request.
 
-// SetKeyID records the id of the API key that authenticated the request ctx
+// setKeyID records the id of the API key that authenticated the request ctx
 // belongs to, for its access-log line. Never pass the key itself. It does
 // nothing outside the handlers built by this package.
-func SetKeyID(ctx context.Context, id string) {
+func setKeyID(ctx context.Context, id string) {
 	if s := state(ctx); s != nil {
 		s.keyID = id
 	}
 }
 
-// SetClientAddr records the address of the client the request ctx belongs to
+// setClientAddr records the address of the client the request ctx belongs to
 // came from, for its access-log line: the guard sets it from the forwarding
 // headers of a trusted proxy. Without it, the line shows the peer's IP.
-func SetClientAddr(ctx context.Context, addr string) {
+func setClientAddr(ctx context.Context, addr string) {
 	if s := state(ctx); s != nil {
 		s.clientAddr = addr
 	}
@@ -88,7 +88,7 @@ func logRequests(log *slog.Logger, level slog.Level, m *Metrics, next http.Handl
 			client = peerIP(r.RemoteAddr)
 		}
 		line := accessLine{
-			requestID:  st.id,
+			requestID:  st.loggedID(),
 			listener:   st.listener,
 			method:     r.Method,
 			path:       logTarget(r.URL.Path, r.URL.RawQuery),
@@ -97,7 +97,7 @@ func logRequests(log *slog.Logger, level slog.Level, m *Metrics, next http.Handl
 			bytes:      rw.bytes,
 			duration:   elapsed,
 			clientAddr: client,
-			userAgent:  truncate(r.UserAgent(), maxLoggedUserAgent),
+			userAgent:  logUserAgent(r.UserAgent()),
 			keyID:      st.keyID,
 		}
 		// The line is stamped with the time the answer was done, as slog
@@ -157,15 +157,17 @@ const (
 // cursors apart when reading the log, not the whole signed token.
 const loggedCursor = 12
 
-// logTarget returns the path with its query as the access log shows it:
-// cursors shortened to their first characters and "…", and the whole cut to
-// maxLoggedTarget bytes.
+// logTarget returns the path with its query as the access log shows it. No
+// credential may reach a log line, whatever carries it, so only the values
+// of the parameters the API knows are kept (limit, region, and cursors
+// shortened to their first characters and "…"); every other parameter keeps
+// its name and loses its value ("access_token=xxxxx"), and a name, value or
+// path segment that holds an API key ("cdk_…") is replaced whole. The result
+// is cut to maxLoggedTarget bytes.
 func logTarget(path, rawQuery string) string {
+	path = redactPath(path)
 	if rawQuery == "" {
 		return truncate(path, maxLoggedTarget)
-	}
-	if !strings.Contains(rawQuery, "cursor=") {
-		return truncate(path+"?"+rawQuery, maxLoggedTarget)
 	}
 	var b strings.Builder
 	b.WriteString(path)
@@ -173,15 +175,88 @@ func logTarget(path, rawQuery string) string {
 	for pair := range strings.SplitSeq(rawQuery, "&") {
 		b.WriteByte(sep)
 		sep = '&'
-		if v, ok := strings.CutPrefix(pair, "cursor="); ok && len(v) > loggedCursor {
-			pair = "cursor=" + v[:loggedCursor] + "…"
-		}
-		b.WriteString(pair)
+		b.WriteString(logPair(pair))
 		if b.Len() > maxLoggedTarget {
 			break
 		}
 	}
 	return truncate(b.String(), maxLoggedTarget)
+}
+
+// redacted replaces what the access log must not show.
+const redacted = "xxxxx"
+
+// logPair is one name=value pair of a query as the access log shows it.
+func logPair(pair string) string {
+	name, value, hasValue := strings.Cut(pair, "=")
+	switch {
+	case holdsKey(name) || !plainName(name):
+		return redacted
+	case !hasValue:
+		return name
+	case holdsKey(value):
+		return name + "=" + redacted
+	}
+	switch name {
+	case "limit", "region":
+		return pair
+	case "cursor":
+		if len(value) > loggedCursor {
+			return "cursor=" + value[:loggedCursor] + "…"
+		}
+		return pair
+	}
+	return name + "=" + redacted
+}
+
+// plainName reports whether a parameter name may be logged as it is: made
+// of [A-Za-z0-9._-] only, as every parameter of the API is.
+func plainName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// redactPath replaces the segments of path that hold an API key.
+func redactPath(path string) string {
+	if !holdsKey(path) {
+		return path
+	}
+	segments := strings.Split(path, "/")
+	for i, s := range segments {
+		if holdsKey(s) {
+			segments[i] = redacted
+		}
+	}
+	return strings.Join(segments, "/")
+}
+
+// holdsKey reports whether s may hold an API key: "cdk_" in any case, as
+// it is or percent-encoded ("cdk%5F").
+func holdsKey(s string) bool {
+	for i := 0; i+3 < len(s); i++ {
+		if s[i]|0x20 != 'c' || s[i+1]|0x20 != 'd' || s[i+2]|0x20 != 'k' {
+			continue
+		}
+		rest := s[i+3:]
+		if rest[0] == '_' || len(rest) >= 3 && rest[0] == '%' && rest[1] == '5' && rest[2]|0x20 == 'f' {
+			return true
+		}
+	}
+	return false
+}
+
+// logUserAgent is the User-Agent as the access log shows it: cut to
+// maxLoggedUserAgent, and replaced whole when it holds an API key.
+func logUserAgent(ua string) string {
+	if holdsKey(ua) {
+		return redacted
+	}
+	return truncate(ua, maxLoggedUserAgent)
 }
 
 // truncate cuts s to at most n bytes, marking a cut with "…". It may split a

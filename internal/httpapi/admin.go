@@ -2,8 +2,11 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -84,7 +87,7 @@ func handleReadyz(cfg AdminConfig) http.Handler {
 		cancel()
 		if err != nil {
 			cfg.Logger.LogAttrs(r.Context(), slog.LevelWarn, "readiness ping failed",
-				slog.String("request_id", RequestID(r.Context())), slog.Any("err", err))
+				slog.String("request_id", loggedRequestID(r.Context())), slog.Any("err", err))
 			writeProbe(w, r, http.StatusServiceUnavailable)
 			return
 		}
@@ -105,4 +108,49 @@ func writeProbe(w http.ResponseWriter, r *http.Request, status int) {
 	if r.Method != http.MethodHead {
 		w.Write([]byte(body))
 	}
+}
+
+// MaxProfileSeconds bounds the seconds of a profile of the admin address:
+// whoever reaches it can make the process profile itself, which costs CPU,
+// and must not hold the profiler for as long as they like. It is below the
+// listeners' write timeout (30 s), past which net/http would cut the
+// answer.
+const MaxProfileSeconds = 20
+
+// defaultProfileSeconds is the length of a CPU profile that asks for none
+// (pprof's own default, 30 s, is past the write timeout).
+const defaultProfileSeconds = 10
+
+// profileGate lets one lasting profile run at a time.
+type profileGate struct{ busy atomic.Bool }
+
+// bound serves h's profiles when their seconds (def when not given, or
+// none when def is 0: a snapshot, which costs no time) are 1 to
+// MaxProfileSeconds and no other lasting profile runs; else 400, or 429
+// with Retry-After while one runs.
+func (g *profileGate) bound(h http.Handler, def int) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		s := q.Get("seconds")
+		if s == "" && def == 0 {
+			h.ServeHTTP(w, r)
+			return
+		}
+		if s == "" {
+			s = strconv.Itoa(def)
+			q.Set("seconds", s)
+			r.URL.RawQuery = q.Encode()
+		}
+		if n, err := strconv.Atoi(s); err != nil || n < 1 || n > MaxProfileSeconds {
+			http.Error(w, fmt.Sprintf("seconds must be a whole number from 1 to %d", MaxProfileSeconds), http.StatusBadRequest)
+			return
+		}
+		if !g.busy.CompareAndSwap(false, true) {
+			w.Header().Set("Retry-After", strconv.Itoa(MaxProfileSeconds))
+			http.Error(w, "another profile is running; one runs at a time", http.StatusTooManyRequests)
+			return
+		}
+		defer g.busy.Store(false)
+		h.ServeHTTP(w, r)
+	})
 }

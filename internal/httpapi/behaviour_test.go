@@ -321,7 +321,7 @@ func TestStorageUnavailable(t *testing.T) {
 }
 
 // TestGuard exercises the slot for authentication and rate limiting: a
-// guard that refuses with each error a later issue needs, one that panics,
+// guard that refuses with each error the real guard gives, one that panics,
 // one that fails with an error that is not a *cdnapi.Error, and one that
 // sets the project. It also checks that preflights and 405s bypass it.
 func TestGuard(t *testing.T) {
@@ -330,20 +330,20 @@ func TestGuard(t *testing.T) {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				switch r.Header.Get("X-Test-Guard") {
 				case "unauthenticated":
-					WriteError(w, r, cdnapi.Errorf(cdnapi.CodeAuthenticationRequired, "", "send an API key"))
+					writeError(w, r, cdnapi.Errorf(cdnapi.CodeAuthenticationRequired, "", "send an API key"))
 				case "bad key":
-					WriteError(w, r, cdnapi.Errorf(cdnapi.CodeAPIKeyInvalid, "", "the API key is not valid"))
+					writeError(w, r, cdnapi.Errorf(cdnapi.CodeAPIKeyInvalid, "", "the API key is not valid"))
 				case "limited":
 					w.Header().Set("Retry-After", "7")
 					w.Header().Set("RateLimit", `"default";r=0;t=7`)
 					w.Header().Set("RateLimit-Policy", `"default";q=100;w=60`)
-					WriteError(w, r, cdnapi.Errorf(cdnapi.CodeRateLimited, "", "slow down"))
+					writeError(w, r, cdnapi.Errorf(cdnapi.CodeRateLimited, "", "slow down"))
 				case "panic":
 					panic("guard exploded: secret detail")
 				case "error":
-					WriteError(w, r, errors.New("guard failed: secret detail"))
+					writeError(w, r, errors.New("guard failed: secret detail"))
 				case "project":
-					next.ServeHTTP(w, r.WithContext(WithProject(r.Context(), otherProject)))
+					next.ServeHTTP(w, r.WithContext(withProject(r.Context(), otherProject)))
 				default:
 					next.ServeHTTP(w, r)
 				}
@@ -415,8 +415,8 @@ func TestAccessLogAndMetrics(t *testing.T) {
 		c.Guard = func(route string, next http.Handler) http.Handler {
 			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if r.Header.Get("X-Test-Key") != "" {
-					SetKeyID(r.Context(), r.Header.Get("X-Test-Key"))
-					SetClientAddr(r.Context(), "203.0.113.9")
+					setKeyID(r.Context(), r.Header.Get("X-Test-Key"))
+					setClientAddr(r.Context(), "203.0.113.9")
 				}
 				next.ServeHTTP(w, r)
 			})
@@ -476,6 +476,14 @@ func TestLogTarget(t *testing.T) {
 		{"/x", "cursor=short", "/x?cursor=short"},
 		{"/x", "limit=1&cursor=" + long, "/x?limit=1&cursor=" + long[:loggedCursor] + "…"},
 		{"/x", strings.Repeat("q", 600), "/x?" + strings.Repeat("q", maxLoggedTarget-3) + "…"},
+		// No credential reaches the log: unknown parameters lose their
+		// values, and anything holding a key is replaced whole.
+		{"/x", "limit=2&access_token=secret", "/x?limit=2&access_token=xxxxx"},
+		{"/x", "region=FRA1&key=cdk_abc&api_key=abc", "/x?region=FRA1&key=xxxxx&api_key=xxxxx"},
+		{"/x", "cursor=cdk_" + long, "/x?cursor=xxxxx"},
+		{"/x", "limit=cdk%5Fabc&cdk_abc&CDK_abc=1", "/x?limit=xxxxx&xxxxx&xxxxx"},
+		{"/x", "a%20b=1&flag", "/x?xxxxx&flag"},
+		{"/api/v1/files/cdk_abc/x", "", "/api/v1/files/xxxxx/x"},
 	} {
 		if got := logTarget(tc.path, tc.query); got != tc.want {
 			t.Errorf("logTarget(%q, %q) = %q, want %q", tc.path, tc.query, got, tc.want)

@@ -57,33 +57,33 @@ var (
 		"this endpoint answers only GET and HEAD")
 )
 
-// WriteError answers r with err as the error body of API.md: the status and
+// writeError answers r with err as the error body of API.md: the status and
 // type that err's code maps to, Content-Type application/json,
 // Cache-Control no-store, and the request ID.
 //
 // err should be a *cdnapi.Error. Any other error is logged, with the request
 // ID, and reaches the client only as internal_error, so no internals leak.
 // Middleware that runs before the handlers (authentication, rate limiting)
-// answers through WriteError too; headers it set before calling, such as
+// answers through writeError too; headers it set before calling, such as
 // Retry-After or WWW-Authenticate, are kept, and missing required ones are
 // added.
-func WriteError(w http.ResponseWriter, r *http.Request, err error) {
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	e, ok := errors.AsType[*cdnapi.Error](err)
 	if !ok {
 		logger(r.Context()).LogAttrs(r.Context(), slog.LevelError, "internal error",
-			slog.String("request_id", RequestID(r.Context())), slog.Any("err", err))
+			slog.String("request_id", loggedRequestID(r.Context())), slog.Any("err", err))
 		e = errInternal
 	}
 	status, known := errorStatus[e.Code]
 	if !known {
 		logger(r.Context()).LogAttrs(r.Context(), slog.LevelError, "error with unknown code",
-			slog.String("request_id", RequestID(r.Context())), slog.String("code", e.Code))
+			slog.String("request_id", loggedRequestID(r.Context())), slog.String("code", e.Code))
 		e, status = errInternal, http.StatusInternalServerError
 	}
 
 	buf := getBuffer()
 	defer putBuffer(buf)
-	*buf = appendErrorBody(*buf, errorType(status), e.Code, e.Message, e.Param, RequestID(r.Context()))
+	*buf = appendErrorBody(*buf, errorType(status), e.Code, e.Message, e.Param, requestID(r.Context()))
 	*buf = append(*buf, '\n')
 
 	h := w.Header()
@@ -127,7 +127,7 @@ func storeError(r *http.Request, err error) error {
 		level, msg = slog.LevelInfo, "store call abandoned by the client"
 	}
 	logger(r.Context()).LogAttrs(r.Context(), level, msg,
-		slog.String("request_id", RequestID(r.Context())), slog.Any("err", err))
+		slog.String("request_id", loggedRequestID(r.Context())), slog.Any("err", err))
 	return errStorageUnavailable
 }
 

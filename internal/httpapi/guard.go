@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,9 +34,11 @@ type GuardConfig struct {
 	Clients *ClientResolver
 }
 
-// guardedRoutes are the routes that keys and limits apply to: the lists.
-// The status, its history, the OpenAPI document and the human pages stay
-// public and unlimited, as does the admin listener, which has no guard.
+// guardedRoutes are the routes that keys apply to: the lists. Every other
+// route of the public listeners (the status, its history, the OpenAPI
+// document and the human pages) is public: it needs no key, and when
+// limits are on it is limited per client address, in a bucket of its own.
+// The admin listener has no guard.
 var guardedRoutes = map[string]bool{
 	"/api/v1/files":   true,
 	"/api/v1/regions": true,
@@ -50,99 +53,256 @@ var (
 		"the API key is not valid: it is unknown, revoked or expired")
 	errRateLimited = cdnapi.Errorf(cdnapi.CodeRateLimited, "",
 		"too many requests; retry after the number of seconds in the Retry-After header")
+	errTwoCredentials = cdnapi.Errorf(cdnapi.CodeParameterInvalid, "",
+		"send one Authorization header, not several: which one is the credential is ambiguous")
 )
 
+// publicBucket starts the bucket of a client address on the public routes,
+// so that reading the status page does not use up the address's budget
+// for the lists, nor the other way round.
+const publicBucket = "public "
+
+// guard authenticates and rate-limits the guarded routes. A request goes
+// through its steps in order: note the client address for the access log,
+// read the key, count the request against its bucket, refuse it or let it
+// through with the key's project in the request state.
+type guard struct {
+	keys    KeyVerifier
+	limiter cdnapi.RateLimiter
+	clients *ClientResolver
+	// policy is the RateLimit-Policy header, which is the same on every
+	// answer of a limiter, made once rather than per request.
+	policy atomic.Pointer[policyHeader]
+}
+
 // NewGuard returns a Config.Guard that authenticates and rate-limits the
-// guarded routes and leaves the others alone.
+// guarded routes, and rate-limits the public ones per client address.
 //
 // A request is counted against its bucket before its key is judged, so
 // that a client guessing keys is limited like any other; a request without
 // a valid key is counted by its address. Every answer of a limited route
 // carries RateLimit-Policy and RateLimit; a refused one is 429 rate_limited
-// with Retry-After, or 401 with WWW-Authenticate.
+// with Retry-After, 401 with WWW-Authenticate, or 400 for two
+// Authorization headers. An answer for a key is made private.
 func NewGuard(cfg GuardConfig) func(route string, next http.Handler) http.Handler {
-	// policy is the RateLimit-Policy header, which is the same on every
-	// answer of a limiter, made once rather than per request.
-	var policy atomic.Pointer[policyHeader]
-	return func(route string, next http.Handler) http.Handler {
-		if !guardedRoutes[route] || (cfg.Keys == nil && cfg.Limiter == nil) {
-			return next
-		}
+	g := &guard{keys: cfg.Keys, limiter: cfg.Limiter, clients: cfg.Clients}
+	return g.wrap
+}
+
+// wrap is the Config.Guard: it guards next as route needs, when there is
+// anything to guard it with.
+func (g *guard) wrap(route string, next http.Handler) http.Handler {
+	switch {
+	case guardedRoutes[route] && (g.keys != nil || g.limiter != nil):
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx := r.Context()
-			now := requestTime(ctx)
-			// The address is found only when it is needed: for the access
-			// log behind a trusted proxy, or for a bucket without a key.
-			var addr netip.Addr
-			resolved := cfg.Clients.trustsAny()
-			if resolved {
-				var forwarded bool
-				if addr, forwarded = cfg.Clients.Resolve(r); forwarded {
-					// Without it the access log shows the peer, which is right.
-					SetClientAddr(ctx, addr.String())
-				}
-			}
-			var keyID, project string
-			var authErr error
-			if cfg.Keys != nil {
-				// The key is canonical: no need for Get to canonicalise it.
-				var header string
-				if v := r.Header["Authorization"]; len(v) > 0 {
-					header = v[0]
-				}
-				keyID, project, authErr = authenticate(cfg.Keys, header, now)
-			}
-			if cfg.Limiter != nil {
-				// Key IDs start with "key_", which no address does.
-				client := keyID
-				if client == "" {
-					if !resolved {
-						addr, _ = cfg.Clients.Resolve(r)
-					}
-					client = addr.String()
-					if !addr.IsValid() {
-						client = r.RemoteAddr
-					}
-				}
-				d := cfg.Limiter.Take(ctx, client, now)
-				if d.Limited {
-					p := policy.Load()
-					if p == nil || p.burst != d.Burst || p.window != d.Window {
-						p = newPolicyHeader(d)
-						policy.Store(p)
-					}
-					setRateHeaders(w.Header(), p, d)
-					if !d.Allowed {
-						w.Header().Set("Retry-After", strconv.Itoa(max(1, ceilSeconds(d.RetryAfter))))
-						WriteError(w, r, errRateLimited)
-						return
-					}
-				}
-			}
-			if authErr != nil {
-				if authErr == errKeyInvalid {
-					w.Header().Set("WWW-Authenticate", `Bearer realm="cdnapi", error="invalid_token"`)
-				}
-				WriteError(w, r, authErr)
-				return
-			}
-			if keyID != "" {
-				if st := state(ctx); st != nil {
-					// The state is already in the context: no new
-					// context and request to allocate on the hot path.
-					st.keyID, st.project = keyID, project
-				} else {
-					r = r.WithContext(WithProject(ctx, project))
-				}
-			}
-			next.ServeHTTP(w, r)
+			g.serve(w, r, next)
 		})
+	case !guardedRoutes[route] && g.limiter != nil:
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			g.servePublic(w, r, next)
+		})
+	}
+	return next
+}
+
+// servePublic limits a request of a public route by its client address.
+func (g *guard) servePublic(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	addr, resolved := g.forwardedClient(r)
+	if g.take(w, r, publicBucket+g.addressBucket(r, addr, resolved), requestTime(r.Context())) {
+		next.ServeHTTP(w, r)
 	}
 }
 
-// authenticate checks the Authorization header: a request without bearer
+// serve runs one request of a guarded route through the guard.
+func (g *guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	now := requestTime(r.Context())
+	addr, resolved := g.forwardedClient(r)
+	keyID, project, authErr := g.authenticate(r, now)
+	bucket := keyID // key IDs start with "key_", which no address does
+	if bucket == "" && g.limiter != nil {
+		bucket = g.addressBucket(r, addr, resolved)
+	}
+	if !g.take(w, r, bucket, now) {
+		return
+	}
+	if authErr != nil {
+		refuseAuth(w, r, authErr)
+		return
+	}
+	if keyID != "" {
+		r = withKey(r, keyID, project)
+		w = privateAnswer(w, r)
+	}
+	next.ServeHTTP(w, r)
+}
+
+// forwardedClient resolves the client address when a proxy is trusted,
+// and records it for the access log when a proxy forwarded it: without
+// trusted proxies the access log shows the peer, which is right, and the
+// address is found only if a bucket needs it. resolved reports whether
+// addr was looked for.
+func (g *guard) forwardedClient(r *http.Request) (addr netip.Addr, resolved bool) {
+	if !g.clients.trustsAny() {
+		return netip.Addr{}, false
+	}
+	addr, forwarded := g.clients.Resolve(r)
+	if forwarded {
+		setClientAddr(r.Context(), addr.String())
+	}
+	return addr, true
+}
+
+// authenticate returns the ID and project of the request's key, or the
+// error that refuses it; with no verifier, nothing.
+func (g *guard) authenticate(r *http.Request, now time.Time) (id, project string, err error) {
+	if g.keys == nil {
+		return "", "", nil
+	}
+	// The key is canonical: no need for Get to canonicalise it.
+	var header string
+	switch v := r.Header["Authorization"]; len(v) {
+	case 0:
+	case 1:
+		header = v[0]
+	default:
+		return "", "", errTwoCredentials
+	}
+	return verifyBearer(g.keys, header, now)
+}
+
+// addressBucket is the bucket of a request without a valid key: its
+// client address, found now unless forwardedClient found it already. An
+// IPv4 client is its address; an IPv6 one is its /64, the least a site or
+// a home is given, so that the many addresses one network has cannot each
+// get a bucket of their own.
+func (g *guard) addressBucket(r *http.Request, addr netip.Addr, resolved bool) string {
+	if !resolved {
+		addr, _ = g.clients.Resolve(r)
+	}
+	switch {
+	case !addr.IsValid():
+		return r.RemoteAddr
+	case addr.Is6():
+		return netip.PrefixFrom(addr, 64).Masked().String()
+	}
+	return addr.String()
+}
+
+// take counts the request against bucket and sets the rate-limit headers.
+// It answers a refused request with 429 and returns false.
+func (g *guard) take(w http.ResponseWriter, r *http.Request, bucket string, now time.Time) bool {
+	if g.limiter == nil {
+		return true
+	}
+	d := g.limiter.Take(r.Context(), bucket, now)
+	if !d.Limited {
+		return true
+	}
+	setRateHeaders(w.Header(), g.policyFor(d), d)
+	if d.Allowed {
+		return true
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, ceilSeconds(d.RetryAfter))))
+	writeError(w, r, errRateLimited)
+	return false
+}
+
+// policyFor returns the RateLimit-Policy of d's policy, made again only
+// when the policy changed.
+func (g *guard) policyFor(d cdnapi.RateDecision) *policyHeader {
+	p := g.policy.Load()
+	if p == nil || p.burst != d.Burst || p.window != d.Window {
+		p = newPolicyHeader(d)
+		g.policy.Store(p)
+	}
+	return p
+}
+
+// privateAnswer returns w for the answer of a request with a key: that
+// answer is for the key's holder only, so it must not be kept by a shared
+// cache, nor given to a request without that key. Whatever Cache-Control
+// the handler sets, "public" becomes "private", and Vary names
+// Authorization.
+func privateAnswer(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
+	if st := state(r.Context()); st != nil {
+		st.private = privateWriter{ResponseWriter: w}
+		return &st.private
+	}
+	return &privateWriter{ResponseWriter: w}
+}
+
+// privateWriter makes an answer private as its header is written.
+type privateWriter struct {
+	http.ResponseWriter
+	wrote bool
+}
+
+func (w *privateWriter) WriteHeader(status int) {
+	if !w.wrote {
+		w.wrote = true
+		makePrivate(w.Header())
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *privateWriter) Write(p []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *privateWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// privateCacheControl maps a public Cache-Control to its private form;
+// the handlers have a handful, so each is made once.
+var privateCacheControl sync.Map // string → []string
+
+// varyAuthorization is the Vary of a private answer, shared by them.
+const varyAuthorization = "Authorization"
+
+func makePrivate(h http.Header) {
+	if cc := h["Cache-Control"]; len(cc) == 1 && strings.HasPrefix(cc[0], "public") {
+		v, ok := privateCacheControl.Load(cc[0])
+		if !ok {
+			v, _ = privateCacheControl.LoadOrStore(cc[0], []string{"private" + strings.TrimPrefix(cc[0], "public")})
+		}
+		h["Cache-Control"] = v.([]string)
+	}
+	for _, v := range h["Vary"] {
+		for f := range strings.SplitSeq(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(f), varyAuthorization) {
+				return
+			}
+		}
+	}
+	h.Add("Vary", varyAuthorization)
+}
+
+// refuseAuth answers a request whose key is missing or not valid.
+func refuseAuth(w http.ResponseWriter, r *http.Request, err error) {
+	if err == errKeyInvalid {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="cdnapi", error="invalid_token"`)
+	}
+	writeError(w, r, err)
+}
+
+// withKey records the request's key for the access log and its project for
+// the handlers, in the request state.
+func withKey(r *http.Request, id, project string) *http.Request {
+	if st := state(r.Context()); st != nil {
+		// The state is already in the context: no new context and
+		// request to allocate on the hot path.
+		st.keyID, st.project = id, project
+		return r
+	}
+	return r.WithContext(withProject(r.Context(), project))
+}
+
+// verifyBearer checks the Authorization header: a request without bearer
 // credentials needs them; one with a bad key has an invalid one.
-func authenticate(keys KeyVerifier, header string, now time.Time) (id, project string, err error) {
+func verifyBearer(keys KeyVerifier, header string, now time.Time) (id, project string, err error) {
 	scheme, key, found := strings.Cut(header, " ")
 	if !found || !strings.EqualFold(scheme, "Bearer") {
 		return "", "", errAuthRequired
@@ -184,8 +344,21 @@ type rateLimitValue struct {
 	value []string
 }
 
+// newPolicyHeader states d's token bucket (Burst tokens, full again in
+// Window) as the draft's quota q per window w: w is the time the bucket
+// takes to fill, in whole seconds (at least one), and q what it lets through
+// in w at its steady rate. When the burst fills in whole seconds that is
+// the burst itself (rate 50, burst 100: q=100;w=2); when it fills faster
+// (rate 100, burst 50), q is the rate, which the burst alone would
+// understate by half: what can be sent at once is RateLimit's r, never
+// more than the burst.
 func newPolicyHeader(d cdnapi.RateDecision) *policyHeader {
-	v := `"default";q=` + strconv.Itoa(d.Burst) + ";w=" + strconv.Itoa(max(1, ceilSeconds(d.Window)))
+	w := max(1, ceilSeconds(d.Window))
+	q := d.Burst
+	if d.Window > 0 {
+		q = int(math.Round(float64(d.Burst) * float64(w) * float64(time.Second) / float64(d.Window)))
+	}
+	v := `"default";q=` + strconv.Itoa(q) + ";w=" + strconv.Itoa(w)
 	return &policyHeader{burst: d.Burst, window: d.Window, value: []string{v}}
 }
 

@@ -146,7 +146,7 @@ func serveRendered(render render) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rep, err := render(r)
 		if err != nil {
-			WriteError(w, r, err)
+			writeError(w, r, err)
 			return
 		}
 		rep.serve(w, r)

@@ -26,10 +26,9 @@ const (
 )
 
 // currentProject returns the project whose files a request lists: the one
-// set by WithProject (the API key's, once authentication exists), and
-// whether it was, else the default.
+// of the request's API key, and whether it has one, else the default.
 func currentProject(ctx context.Context, def string) (string, bool) {
-	if p, ok := ProjectFrom(ctx); ok {
+	if p, ok := projectFrom(ctx); ok {
 		return p, true
 	}
 	return def, false

@@ -20,13 +20,16 @@ type requestState struct {
 	listener string
 	route    string // the pattern that matched; set by the mux's route wrapper
 	log      *slog.Logger
-	// keyID and clientAddr are set by the guard (see SetKeyID and
-	// SetClientAddr) for the access log; clientAddr "" means the peer's IP.
+	// keyID and clientAddr are set by the guard (see setKeyID and
+	// setClientAddr) for the access log; clientAddr "" means the peer's IP.
 	keyID      string
 	clientAddr string
 	// project is the project of the request's API key, set by the guard
 	// (see setKeyProject); "" when there is none.
 	project string
+	// private makes the answer of a request with a key private (see
+	// privateAnswer); here so that it costs no allocation of its own.
+	private privateWriter
 	// start is when the access log began timing the request: the guard
 	// judges keys and buckets at that time rather than read the clock again.
 	start time.Time
@@ -54,14 +57,31 @@ func state(ctx context.Context) *requestState {
 	return s
 }
 
-// RequestID returns the ID of the request ctx belongs to: the client's
+// requestID returns the ID of the request ctx belongs to: the client's
 // X-Request-Id when it was sane, else a generated "req_…". It is "" outside
 // the handlers built by this package.
-func RequestID(ctx context.Context) string {
+func requestID(ctx context.Context) string {
 	if s := state(ctx); s != nil {
 		return s.id
 	}
 	return ""
+}
+
+// loggedRequestID is requestID as log lines show it: a client's ID that
+// holds an API key (see holdsKey) is kept in the answer, as API.md says,
+// and never logged.
+func loggedRequestID(ctx context.Context) string {
+	if s := state(ctx); s != nil {
+		return s.loggedID()
+	}
+	return ""
+}
+
+func (s *requestState) loggedID() string {
+	if holdsKey(s.id) {
+		return redacted
+	}
+	return s.id
 }
 
 // logger returns the logger of the request ctx belongs to.
@@ -72,22 +92,21 @@ func logger(ctx context.Context) *slog.Logger {
 	return slog.New(slog.DiscardHandler)
 }
 
-type projectKey struct{}
-
-// WithProject returns a copy of ctx whose current project is project. The
-// authentication middleware of a later issue calls it with the project of
-// the request's API key; the files list then shows that project's files,
-// privately cached.
-func WithProject(ctx context.Context, project string) context.Context {
-	return context.WithValue(ctx, projectKey{}, project)
+// withProject returns ctx with project as the project of its API key, in
+// the request state, which is the one place the project travels: the guard
+// sets it there, the files list reads it. Outside the middleware (a test
+// calling a handler directly) it gives ctx a state of its own.
+func withProject(ctx context.Context, project string) context.Context {
+	if s := state(ctx); s != nil {
+		s.project = project
+		return ctx
+	}
+	return context.WithValue(ctx, stateKey{}, &requestState{project: project})
 }
 
-// ProjectFrom returns the project that WithProject, or the guard, set on
-// ctx, and whether one was set.
-func ProjectFrom(ctx context.Context) (string, bool) {
-	if p, ok := ctx.Value(projectKey{}).(string); ok {
-		return p, true
-	}
+// projectFrom returns the project of the request's API key, and whether
+// it has one.
+func projectFrom(ctx context.Context) (string, bool) {
 	if s := state(ctx); s != nil && s.project != "" {
 		return s.project, true
 	}
@@ -193,7 +212,7 @@ func recoverPanics(next http.Handler) http.Handler {
 				panic(v) // the server's own signal to drop the connection
 			}
 			logger(r.Context()).LogAttrs(r.Context(), slog.LevelError, "panic",
-				slog.String("request_id", RequestID(r.Context())),
+				slog.String("request_id", loggedRequestID(r.Context())),
 				slog.String("panic", fmt.Sprint(v)),
 				slog.String("stack", string(debug.Stack())))
 			if rw.status != 0 {
@@ -201,7 +220,7 @@ func recoverPanics(next http.Handler) http.Handler {
 				// short so the client sees it is incomplete.
 				panic(http.ErrAbortHandler)
 			}
-			WriteError(rw, r, errInternal)
+			writeError(rw, r, errInternal)
 		}()
 		next.ServeHTTP(rw, r)
 	})
@@ -210,10 +229,18 @@ func recoverPanics(next http.Handler) http.Handler {
 // refuseUncleanPaths answers 404 to paths that net/http's ServeMux would
 // otherwise redirect to their cleaned form with a text body: every answer of
 // the public listeners is JSON, and no client of this API sends such paths.
+//
+// OPTIONS * (the server's options, not a resource's) answers 204 with the
+// methods every resource allows, as the contract answers OPTIONS.
 func refuseUncleanPaths(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.RequestURI == "*" && r.Method == http.MethodOptions {
+			w.Header().Set("Allow", "GET, HEAD, OPTIONS")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
 		if p := r.URL.Path; p == "" || p != cleanPath(p) {
-			WriteError(w, r, errNoSuchPath)
+			writeError(w, r, errNoSuchPath)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -13,7 +13,7 @@ func handleOpenAPI(doc []byte) http.Handler {
 	rep.precompute()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := parseNoQuery(r.URL.RawQuery); err != nil {
-			WriteError(w, r, err)
+			writeError(w, r, err)
 			return
 		}
 		rep.serve(w, r) // serve only reads rep, so requests can share it

@@ -82,13 +82,13 @@ func (c *pageCache) handler(parse parseList) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req, err := parse(r)
 		if err != nil {
-			WriteError(w, r, err)
+			writeError(w, r, err)
 			return
 		}
 		if c == nil {
 			rep, err := req.render(r)
 			if err != nil {
-				WriteError(w, r, err)
+				writeError(w, r, err)
 				return
 			}
 			rep.serve(w, r)
@@ -114,7 +114,7 @@ func (c *pageCache) handler(parse parseList) http.Handler {
 				return rep, nil
 			})
 			if err != nil {
-				WriteError(w, r, err)
+				writeError(w, r, err)
 				return
 			}
 			rep = v.(*representation)

@@ -40,7 +40,7 @@ func TestPageKey(t *testing.T) {
 		t.Helper()
 		r := httptest.NewRequest(http.MethodGet, target, nil)
 		if project != "" {
-			r = r.WithContext(WithProject(r.Context(), project))
+			r = r.WithContext(withProject(r.Context(), project))
 		}
 		req, err := parse(r)
 		must(t, err)

@@ -49,8 +49,13 @@ func handlePage(p pages.Page) http.Handler {
 // hot list pages are, so that the many people a status page draws during
 // an outage, each refreshing it, cost the store a few queries a second.
 func handleStatusPage(cfg Config) http.Handler {
+	return serveRendered(renderStatusPage(cfg))
+}
+
+// renderStatusPage renders /status (see handleStatusPage).
+func renderStatusPage(cfg Config) render {
 	kept := &keptStatus{ttl: cfg.PageCacheTTL}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return func(r *http.Request) (*representation, error) {
 		now := time.Now().UTC()
 		d := pages.StatusData{Doc: cfg.Status.Document(), Now: now, Refresh: cfg.StatusRefresh}
 		if storageDown(d.Doc) || cfg.History == nil {
@@ -64,9 +69,8 @@ func handleStatusPage(cfg Config) http.Handler {
 			d.MeasuredSince = st.since
 		}
 		p := pages.Status(d)
-		rep := representation{contentType: contentTypeHTML, cacheControl: cacheStatus, csp: p.CSP, body: p.Body}
-		rep.serve(w, r)
-	})
+		return &representation{contentType: contentTypeHTML, cacheControl: cacheStatus, csp: p.CSP, body: p.Body}, nil
+	}
 }
 
 // keptStatus keeps the stored part of the status page for ttl. Requests

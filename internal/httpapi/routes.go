@@ -18,16 +18,17 @@ var errNoSuchPath = notFound("no endpoint has this path; GET /api/v1/openapi.jso
 // addAPIRoutes registers the routes of the API listener.
 func addAPIRoutes(rt *router, cfg Config) {
 	cache := newPageCache(cfg.PageCacheTTL, cfg.Metrics.cacheCounters("api"))
+	public := newPublicCache(cfg, "api")
 	rt.resource("/api/v1/files", cache.handler(filesRequest(cfg)))
-	rt.resource("/api/v1/status", handleStatus(cfg.Status))
+	rt.resource("/api/v1/status", public.handler(statusRequest(cfg.Status)))
 	if cfg.History != nil {
-		rt.resource(pathIncidents, serveRendered(renderIncidents(cfg)))
-		rt.resource(pathUptime, serveRendered(renderUptime(cfg)))
+		rt.resource(pathIncidents, cachedRender(public, pathIncidents, true, nil, renderIncidents(cfg)))
+		rt.resource(pathUptime, cachedRender(public, pathUptime, true, nil, renderUptime(cfg)))
 	}
 	rt.resource("/api/v1/openapi.json", handleOpenAPI(cfg.OpenAPI))
 	rt.resource("/{$}", handlePage(pages.Index(cfg.addresses())))
 	rt.resource("/docs", handlePage(pages.MustDocs(cfg.OpenAPI, cfg.addresses())))
-	rt.resource("/status", handleStatusPage(cfg))
+	rt.resource("/status", cachedRender(public, "/status", false, statusPageLive(cfg), renderStatusPage(cfg)))
 
 	rt.missing("/api/v1/regions", "regions are served on the edge address, not on the API address")
 	rt.missing("/api/v1/assets", "assets are served on the edge address, not on the API address")
@@ -58,11 +59,14 @@ func addAdminRoutes(mux *http.ServeMux, cfg AdminConfig) {
 	if cfg.Gatherer != nil {
 		mux.Handle("GET /metrics", named("/metrics", promhttp.HandlerFor(cfg.Gatherer, promhttp.HandlerOpts{})))
 	}
-	mux.Handle("/debug/pprof/", named("/debug/pprof/", http.HandlerFunc(pprof.Index)))
+	// Profiles that last (the CPU profile, the trace, a delta profile with
+	// seconds) run one at a time, for at most MaxProfileSeconds.
+	gate := &profileGate{}
+	mux.Handle("/debug/pprof/", named("/debug/pprof/", gate.bound(http.HandlerFunc(pprof.Index), 0)))
 	// pprof's cmdline would show the command line, and with it any secret
 	// given as a flag (--cursor-secret, a DSN's password). It is not served.
 	mux.Handle("/debug/pprof/cmdline", named("/debug/pprof/cmdline", http.NotFoundHandler()))
-	mux.Handle("/debug/pprof/profile", named("/debug/pprof/profile", http.HandlerFunc(pprof.Profile)))
+	mux.Handle("/debug/pprof/profile", named("/debug/pprof/profile", gate.bound(http.HandlerFunc(pprof.Profile), defaultProfileSeconds)))
 	mux.Handle("/debug/pprof/symbol", named("/debug/pprof/symbol", http.HandlerFunc(pprof.Symbol)))
-	mux.Handle("/debug/pprof/trace", named("/debug/pprof/trace", http.HandlerFunc(pprof.Trace)))
+	mux.Handle("/debug/pprof/trace", named("/debug/pprof/trace", gate.bound(http.HandlerFunc(pprof.Trace), 1)))
 }

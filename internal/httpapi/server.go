@@ -13,10 +13,10 @@
 //	refuseUncleanPaths
 //	ServeMux          plain path patterns; see router
 //	router            OPTIONS is a CORS preflight; methods other than GET and HEAD get 405
-//	Config.Guard      authentication and rate limiting (a later issue)
+//	Config.Guard      authentication and rate limiting (guard.go)
 //	handler           parses the query, asks the store, writes the answer
 //
-// Every error a client sees goes through WriteError, and every success through
+// Every error a client sees goes through writeError, and every success through
 // one writer of representations (representation.go) that handles ETag, 304, gzip and
 // HEAD alike for every endpoint.
 package httpapi
@@ -52,7 +52,7 @@ type Config struct {
 	// browser. Default DefaultStatusRefresh.
 	StatusRefresh time.Duration
 	// Project is the default project, whose files are listed when the
-	// request does not name one through WithProject. Default "default".
+	// request does not name one through withProject. Default "default".
 	Project string
 	// Logger receives the errors. Default: discard.
 	Logger *slog.Logger
@@ -84,10 +84,10 @@ type Config struct {
 	// construction, with the route's pattern, so it can treat routes
 	// differently (the status stays public when keys are required).
 	//
-	// It is the place for the authentication and rate limiting of a later
-	// issue. A guard refuses a request with WriteError, after setting
-	// headers such as RateLimit or Retry-After, and lets one through with
-	// next.ServeHTTP, having set the key's project with WithProject.
+	// NewGuard's is the authentication and rate limiting of API.md. A
+	// guard refuses a request with an error answer, after setting headers
+	// such as RateLimit or Retry-After, and lets one through with
+	// next.ServeHTTP, the key's project set in the request state.
 	Guard func(route string, next http.Handler) http.Handler
 }
 
@@ -183,7 +183,7 @@ func (rt *router) resource(pattern string, h http.Handler) {
 		case http.MethodOptions:
 			preflight(w, r)
 		default:
-			WriteError(w, r, errMethodNotAllowed)
+			writeError(w, r, errMethodNotAllowed)
 		}
 	})))
 }
@@ -193,6 +193,6 @@ func (rt *router) resource(pattern string, h http.Handler) {
 func (rt *router) missing(pattern, message string) {
 	err := notFound(message)
 	rt.mux.Handle(pattern, named(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		WriteError(w, r, err)
+		writeError(w, r, err)
 	})))
 }

@@ -17,20 +17,21 @@ type StatusSource interface {
 // come from a cache.
 const cacheStatus = "no-store"
 
-// handleStatus serves GET /api/v1/status from memory. It answers 200 while
-// the process runs, whatever the document says: an outage is reported in
-// the body, not by failing.
-func handleStatus(src StatusSource) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// statusRequest parses requests of GET /api/v1/status, served from memory.
+// It answers 200 while the process runs, whatever the document says: an
+// outage is reported in the body, not by failing. The page cache's key is
+// the document itself, so an answer is never staler than the document,
+// and a crowd asking for the same document costs one ETag and one gzip
+// coding per TTL rather than one each.
+func statusRequest(src StatusSource) parseList {
+	return func(r *http.Request) (listRequest, error) {
 		if err := parseNoQuery(r.URL.RawQuery); err != nil {
-			WriteError(w, r, err)
-			return
+			return listRequest{}, err
 		}
-		buf := getBuffer()
-		defer putBuffer(buf)
-		*buf = appendStatusDocument(*buf, src.Document())
-		*buf = append(*buf, '\n')
-		rep := representation{contentType: "application/json", cacheControl: cacheStatus, body: *buf}
-		rep.serve(w, r)
-	})
+		body := appendStatusDocument(make([]byte, 0, 1024), src.Document())
+		body = append(body, '\n')
+		return listRequest{key: "status " + string(body), render: func(*http.Request) (*representation, error) {
+			return &representation{contentType: "application/json", cacheControl: cacheStatus, body: body}, nil
+		}}, nil
+	}
 }

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	neturl "net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,7 +21,8 @@ import (
 
 // DefaultRedisTimeout bounds one Redis call. A healthy Redis on the same
 // network answers in well under a millisecond; past this, the request is
-// served without a limit rather than made to wait.
+// refused (429 with Retry-After) rather than made to wait, or let through
+// unchecked.
 const DefaultRedisTimeout = 50 * time.Millisecond
 
 // DefaultRedisCheckInterval is how often Run pings Redis: it notices an
@@ -32,6 +36,10 @@ const DefaultRedisCheckInterval = time.Second
 // machine) is not mistaken for an outage.
 const DefaultRedisCheckTimeout = 500 * time.Millisecond
 
+// undecidedRetry is the Retry-After of a request refused because Redis did
+// not answer in time: long enough for a moment of load to pass.
+const undecidedRetry = time.Second
+
 // RedisOptions tunes a Redis limiter. Zero fields take their defaults.
 type RedisOptions struct {
 	Timeout       time.Duration // DefaultRedisTimeout
@@ -41,22 +49,33 @@ type RedisOptions struct {
 }
 
 // Redis keeps the buckets in Redis, so every process that shares it
-// enforces one limit together. Each Take is one round trip: an EVALSHA of
-// redis_rate's GCRA script, which reads Redis's own clock, so the processes'
-// clocks need not agree.
+// enforces one limit together. Each Take is at most one round trip: an
+// EVALSHA of redis_rate's GCRA script, which reads Redis's own clock, so the
+// processes' clocks need not agree.
 //
-// It fails open. When Redis does not answer within the timeout, the request
-// is served without a limit, and counted. A failed request does not by
-// itself declare an outage: one slow answer on a loaded machine would
-// otherwise turn the limits off for every client for a whole check
-// interval. It asks Run to ping Redis at once, with the longer
-// CheckTimeout; when that ping fails, the outage is logged once and reported
-// by Status, and while it lasts requests skip Redis, at no cost, until a
-// ping finds it answering again.
+// A client that Redis refused is refused here, without asking Redis again,
+// until the time Redis said it may retry: other processes can only take
+// from its bucket meanwhile, never fill it, so Redis would say no too. A
+// client flooding one process thus costs Redis one call per refill, not
+// one per request, and cannot crowd out the others' calls.
+//
+// It fails open only while Redis is down. A call that fails at once (the
+// connection refused or reset) lets the request through unchecked, and
+// counted, and asks Run to ping Redis with the longer CheckTimeout; when
+// that ping fails, the outage is logged once and reported by Status, and
+// while it lasts requests skip Redis, at no cost, until a ping finds it
+// answering again. A call that does not finish within the timeout (Redis
+// or this process too busy, every connection taken) decides nothing: that
+// request is refused with a Retry-After of a second, and counted, rather
+// than let through, which under a flood would open the limit to the very
+// client causing it. Status reports degraded_performance while Redis is
+// down, and whenever requests went through unchecked since it was last
+// asked, so that an unchecked pass shows within one probe interval.
 type Redis struct {
 	policy  Policy
 	limit   redis_rate.Limit
 	client  *redis.Client
+	pinger  *redis.Client // Run's own connection, which a busy pool cannot hold up
 	limiter *redis_rate.Limiter
 	timeout time.Duration
 	every   time.Duration
@@ -67,7 +86,15 @@ type Redis struct {
 	check chan struct{} // a request failed: Run pings now
 	logMu sync.Mutex    // orders the outage and recovery log lines
 
+	refused refusals
+	// uncheckedSeen is the count of unchecked requests when Status last
+	// looked.
+	uncheckedSeen atomic.Uint64
+	unchecked     atomic.Uint64
+
 	unlimited prometheus.Counter
+	undecided prometheus.Counter
+	local     prometheus.Counter
 	up        prometheus.Gauge
 }
 
@@ -77,7 +104,8 @@ type Redis struct {
 func NewRedis(url string, p Policy, opts RedisOptions) (*Redis, error) {
 	o, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("ratelimit: %w", err)
+		// The parser's message may quote the URL, password and all.
+		return nil, fmt.Errorf("ratelimit: %s: %s", RedactURL(url), redactIn(err.Error(), url))
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultRedisTimeout
@@ -99,20 +127,37 @@ func NewRedis(url string, p Policy, opts RedisOptions) (*Redis, error) {
 	o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = t, t, t, t
 	o.ContextTimeoutEnabled = true
 	o.MaxRetries = -1 // a retry would double the time an outage costs
+	// One dial, not go-redis's five spaced 100ms apart: a refused
+	// connection is an outage, and must say so at once rather than run
+	// out of the request's time, which would read as a busy Redis.
+	o.DialerRetries = 1
+	o.DialerRetryTimeout = time.Microsecond // it waits this even after the last try
 	client := redis.NewClient(o)
+	po := *o
+	po.PoolSize, po.MinIdleConns, po.MaxIdleConns = 1, 0, 1
 	r := &Redis{
 		policy:  p,
 		limit:   redis_rate.Limit{Rate: p.Rate, Burst: p.Burst, Period: time.Second},
 		client:  client,
+		pinger:  redis.NewClient(&po),
 		limiter: redis_rate.NewLimiter(client),
 		timeout: opts.Timeout,
 		every:   opts.CheckInterval,
 		checkTO: opts.CheckTimeout,
 		log:     opts.Logger,
 		check:   make(chan struct{}, 1),
+		refused: refusals{until: map[string]refusal{}},
 		unlimited: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "cdnapi_rate_limit_unlimited_total",
-			Help: "Requests served without a rate limit because Redis did not answer in time.",
+			Help: "Requests served without a rate limit because Redis was down (its connection failed).",
+		}),
+		undecided: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cdnapi_rate_limit_undecided_total",
+			Help: "Requests refused (429) because Redis did not answer within the timeout.",
+		}),
+		local: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cdnapi_rate_limit_refused_locally_total",
+			Help: "Requests refused without asking Redis, whose last answer for the client said to wait.",
 		}),
 		up: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "cdnapi_rate_limit_redis_up",
@@ -123,25 +168,84 @@ func NewRedis(url string, p Policy, opts RedisOptions) (*Redis, error) {
 	return r, nil
 }
 
-// Take takes a token from client's bucket in Redis, or lets the request
-// through unlimited when Redis does not answer. It ignores now: the buckets
-// run on Redis's clock, which every process shares.
-func (r *Redis) Take(ctx context.Context, client string, _ time.Time) cdnapi.RateDecision {
+// RedactURL returns a Redis URL without its password, for messages and
+// logs: the password of its user part and a password parameter become
+// "xxxxx". A URL that does not parse is shown as its scheme only, since
+// where its password is cannot be told.
+func RedactURL(raw string) string {
+	scheme, _, found := strings.Cut(raw, "://")
+	u, err := neturl.Parse(raw)
+	if err != nil || !found {
+		if !found {
+			return "…"
+		}
+		return scheme + "://…"
+	}
+	if _, has := u.User.Password(); has {
+		u.User = neturl.UserPassword(u.User.Username(), "xxxxx")
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+// redactIn returns msg with every part of raw that could be its password
+// replaced: the text between "//user:" and the last "@" of the authority,
+// and a password parameter's value, found without parsing raw, which may
+// not parse.
+func redactIn(msg, raw string) string {
+	msg = strings.ReplaceAll(msg, raw, RedactURL(raw))
+	_, rest, found := strings.Cut(raw, "://")
+	if !found {
+		return msg
+	}
+	authority, _, _ := strings.Cut(rest, "/")
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		if _, pw, ok := strings.Cut(authority[:at], ":"); ok && pw != "" {
+			msg = strings.ReplaceAll(msg, pw, "xxxxx")
+		}
+	}
+	if _, q, ok := strings.Cut(raw, "?"); ok {
+		for pair := range strings.SplitSeq(q, "&") {
+			if v, ok := strings.CutPrefix(pair, "password="); ok && v != "" {
+				msg = strings.ReplaceAll(msg, v, "xxxxx")
+			}
+		}
+	}
+	return msg
+}
+
+// Take takes a token from client's bucket in Redis. It ignores now for
+// the bucket, which runs on Redis's clock, which every process shares, and
+// uses it to remember refusals.
+func (r *Redis) Take(ctx context.Context, client string, now time.Time) cdnapi.RateDecision {
 	if r.down.Load() {
-		r.unlimited.Inc()
+		r.passUnchecked()
 		return cdnapi.RateDecision{Allowed: true}
+	}
+	if d, ok := r.refused.check(client, now); ok {
+		r.local.Inc()
+		return r.refusal(d.RetryAfter, d.Reset)
 	}
 	callCtx, cancel := context.WithTimeout(ctx, r.timeout)
 	res, err := r.limiter.Allow(callCtx, client, r.limit)
 	cancel()
 	if err != nil {
-		if ctx.Err() == nil { // not the client hanging up
-			select {
-			case r.check <- struct{}{}:
-			default: // a check is already due
-			}
+		if ctx.Err() != nil {
+			// The client hung up: nothing to decide, no one to answer.
+			return r.refusal(undecidedRetry, undecidedRetry)
 		}
-		r.unlimited.Inc()
+		select {
+		case r.check <- struct{}{}:
+		default: // a check is already due
+		}
+		if timedOut(err) {
+			r.undecided.Inc()
+			return r.refusal(undecidedRetry, undecidedRetry)
+		}
+		r.passUnchecked()
 		return cdnapi.RateDecision{Allowed: true}
 	}
 	d := cdnapi.RateDecision{
@@ -154,8 +258,73 @@ func (r *Redis) Take(ctx context.Context, client string, _ time.Time) cdnapi.Rat
 	}
 	if !d.Allowed {
 		d.RetryAfter = res.RetryAfter
+		r.refused.add(client, now, res.RetryAfter, res.ResetAfter)
 	}
 	return d
+}
+
+// refusal is the decision that refuses a request for retryAfter.
+func (r *Redis) refusal(retryAfter, reset time.Duration) cdnapi.RateDecision {
+	return cdnapi.RateDecision{Limited: true, Burst: r.policy.Burst, Window: r.policy.Window(),
+		RetryAfter: retryAfter, Reset: reset}
+}
+
+// passUnchecked counts a request let through without a check.
+func (r *Redis) passUnchecked() {
+	r.unlimited.Inc()
+	r.unchecked.Add(1)
+}
+
+// timedOut reports whether err is a call that ran out of time, waiting
+// for a connection or for the answer, rather than one that failed.
+func timedOut(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, redis.ErrPoolTimeout) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// refusals remembers, per client, until when Redis refuses it.
+type refusals struct {
+	mu        sync.Mutex
+	until     map[string]refusal
+	lastSweep time.Time
+}
+
+type refusal struct{ retry, full time.Time }
+
+// check returns the refusal of client at now, if Redis's last answer
+// still stands.
+func (f *refusals) check(client string, now time.Time) (cdnapi.RateDecision, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.until) == 0 {
+		return cdnapi.RateDecision{}, false
+	}
+	x, ok := f.until[client]
+	if !ok || !now.Before(x.retry) {
+		return cdnapi.RateDecision{}, false
+	}
+	return cdnapi.RateDecision{RetryAfter: x.retry.Sub(now), Reset: x.full.Sub(now)}, true
+}
+
+// add remembers that client may retry after retryAfter from now, and that
+// its bucket is full after reset. Refusals past their time are dropped at
+// most once a second, so the map holds the clients refused in the last
+// second or so.
+func (f *refusals) add(client string, now time.Time, retryAfter, reset time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if now.Sub(f.lastSweep) >= time.Second {
+		f.lastSweep = now
+		for k, x := range f.until {
+			if !now.Before(x.retry) {
+				delete(f.until, k)
+			}
+		}
+	}
+	f.until[client] = refusal{retry: now.Add(retryAfter), full: now.Add(reset)}
 }
 
 // Run pings Redis every CheckInterval, and at once when a request failed,
@@ -174,7 +343,7 @@ func (r *Redis) Run(ctx context.Context) {
 			}
 		}
 		pingCtx, cancel := context.WithTimeout(ctx, r.checkTO)
-		err := r.client.Ping(pingCtx).Err()
+		err := r.pinger.Ping(pingCtx).Err()
 		cancel()
 		switch {
 		case ctx.Err() != nil:
@@ -212,9 +381,13 @@ func (r *Redis) recovered() {
 }
 
 // Status is the API component's status as far as rate limiting goes:
-// degraded_performance while Redis is unreachable, else operational.
+// degraded_performance while Redis is unreachable, or when requests went
+// through unchecked since Status was last asked (the status evaluator asks
+// once per probe), else operational.
 func (r *Redis) Status() cdnapi.Status {
-	if r.down.Load() {
+	n := r.unchecked.Load()
+	moved := r.uncheckedSeen.Swap(n) != n
+	if r.down.Load() || moved {
 		return cdnapi.StatusDegradedPerformance
 	}
 	return cdnapi.StatusOperational
@@ -222,8 +395,10 @@ func (r *Redis) Status() cdnapi.Status {
 
 // Collectors returns the limiter's metrics, for a registry.
 func (r *Redis) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{r.unlimited, r.up}
+	return []prometheus.Collector{r.unlimited, r.undecided, r.local, r.up}
 }
 
 // Close closes the connections to Redis.
-func (r *Redis) Close() error { return r.client.Close() }
+func (r *Redis) Close() error {
+	return errors.Join(r.client.Close(), r.pinger.Close())
+}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,8 +51,10 @@ func newRedis(t *testing.T, url string, p Policy, opts RedisOptions) *Redis {
 func TestRedisSharedBucket(t *testing.T) {
 	srv := redistest.Start(t)
 	p := Policy{Rate: 1, Burst: 20} // a slow refill: the test is not timed
-	a := newRedis(t, srv.URL, p, RedisOptions{})
-	b := newRedis(t, srv.URL, p, RedisOptions{})
+	// Nor are the calls: one that ran out of time on a loaded machine
+	// would be refused undecided, and a token it took in Redis lost.
+	a := newRedis(t, srv.URL, p, RedisOptions{Timeout: 10 * time.Second})
+	b := newRedis(t, srv.URL, p, RedisOptions{Timeout: 10 * time.Second})
 	allowed := 0
 	for i := range 60 {
 		lim := a
@@ -83,7 +87,7 @@ func TestRedisSharedBucket(t *testing.T) {
 func TestMemoryAgreesWithRedis(t *testing.T) {
 	srv := redistest.Start(t)
 	p := Policy{Rate: 1, Burst: 10} // a slow refill: the test is not timed
-	r := newRedis(t, srv.URL, p, RedisOptions{})
+	r := newRedis(t, srv.URL, p, RedisOptions{Timeout: 10 * time.Second})
 	m := NewMemory(p)
 	for i := range 15 {
 		now := time.Now()
@@ -117,9 +121,11 @@ func TestRedisOutage(t *testing.T) {
 		t.Fatalf("the sixth request was allowed: %+v", d)
 	}
 	srv.Stop()
+	// Another client: the first is refused without asking Redis until its
+	// retry time, outage or not, since Redis said so.
 	for i := range 200 {
 		start := time.Now()
-		d := r.Take(t.Context(), "ip:192.0.2.1", time.Now())
+		d := r.Take(t.Context(), "ip:192.0.2.2", time.Now())
 		if took := time.Since(start); took > time.Second {
 			t.Fatalf("request %d waited %v on the dead Redis", i, took)
 		}
@@ -143,7 +149,7 @@ func TestRedisOutage(t *testing.T) {
 	waitStatus(t, r, cdnapi.StatusOperational)
 	allowed := 0
 	for range 10 {
-		if r.Take(t.Context(), "ip:192.0.2.1", time.Now()).Allowed {
+		if r.Take(t.Context(), "ip:192.0.2.2", time.Now()).Allowed {
 			allowed++
 		}
 	}
@@ -157,9 +163,11 @@ func TestRedisOutage(t *testing.T) {
 
 // TestRedisSlowMoment makes Redis stall for longer than a request may wait
 // (CLIENT PAUSE), as a loaded machine does: the requests meanwhile are
-// served without a limit, but the stall is no outage. Redis is not marked
-// down, nothing is logged, and the next request is limited again, rather
-// than every client going unlimited until the next check.
+// refused for a second (issue 19: they went through unchecked, which a
+// flood turns into no limit at all), but the stall is no outage. Redis is
+// not marked down, nothing is logged, and the next request is decided by
+// Redis again, rather than every client going unlimited until the next
+// check.
 func TestRedisSlowMoment(t *testing.T) {
 	srv := redistest.Start(t)
 	var logs lockedBuffer
@@ -174,7 +182,7 @@ func TestRedisSlowMoment(t *testing.T) {
 	go func() { r.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
 
-	const client = "ip:192.0.2.7"
+	const client, fresh = "ip:192.0.2.7", "ip:192.0.2.8"
 	for range 5 {
 		r.Take(t.Context(), client, time.Now())
 	}
@@ -189,30 +197,36 @@ func TestRedisSlowMoment(t *testing.T) {
 	}
 	paused := time.Now()
 	start := time.Now()
-	d := r.Take(t.Context(), client, time.Now())
-	if took := time.Since(start); !d.Allowed || d.Limited || took > pause {
-		t.Fatalf("during the stall: %+v after %v, want served unlimited after the 20ms timeout", d, took)
+	d := r.Take(t.Context(), fresh, time.Now())
+	if took := time.Since(start); d.Allowed || !d.Limited || d.RetryAfter != time.Second || took > pause {
+		t.Fatalf("during the stall: %+v after %v, want refused for a second after the 20ms timeout", d, took)
+	}
+	if d := r.Take(t.Context(), client, time.Now()); d.Allowed || d.RetryAfter <= 0 || time.Since(start) > pause {
+		t.Fatalf("the refused client during the stall: %+v, want refused at once, as Redis said", d)
 	}
 	time.Sleep(time.Until(paused.Add(pause)))
-	// The limit is back as soon as Redis answers. On a busy machine a
+	// Redis decides again as soon as it answers. On a busy machine a
 	// request may still miss the 20ms now and then, hence a few tries; a
-	// limiter that took the stall for an outage stays unlimited until its
-	// next check, an hour away.
+	// limiter that took the stall for an outage lets the requests through
+	// unchecked until its next check, an hour away.
 	for try := 0; ; try++ {
-		d := r.Take(t.Context(), client, time.Now())
-		if d.Limited {
-			if d.Allowed { // a token refills per second: the bucket is empty
-				t.Errorf("after the stall: %+v, want refused", d)
-			}
+		d := r.Take(t.Context(), fresh, time.Now())
+		if !d.Limited {
+			t.Fatalf("after the stall: %+v, let through unchecked", d)
+		}
+		if d.Allowed { // Redis answered: fresh has a full bucket
 			break
 		}
 		if try == 50 {
-			t.Fatalf("after the stall, 50 requests were not limited: the stall was taken for an outage")
+			t.Fatalf("after the stall, 50 requests were not decided by Redis")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	if got := r.Status(); got != cdnapi.StatusOperational {
 		t.Errorf("Status after a stall = %s", got)
+	}
+	if n := testutil.ToFloat64(r.undecided); n < 1 || testutil.ToFloat64(r.unlimited) != 0 {
+		t.Errorf("undecided %v, unlimited %v; want the stalled requests refused, none unchecked", n, testutil.ToFloat64(r.unlimited))
 	}
 	if strings.Contains(logs.String(), "unreachable") {
 		t.Errorf("a stall was logged as an outage:\n%s", logs.String())
@@ -220,9 +234,10 @@ func TestRedisSlowMoment(t *testing.T) {
 }
 
 // TestRedisHang makes Redis stop answering without closing anything, as a
-// partitioned network does: requests wait at most the short timeout, the
-// check declares the outage, requests then skip Redis at no cost, and the
-// limits are back once it answers.
+// partitioned network does: requests wait at most the short timeout and
+// are refused, undecided, until the check declares the outage; requests
+// then skip Redis at no cost, unchecked, and the limits are back once it
+// answers.
 func TestRedisHang(t *testing.T) {
 	srv := redistest.Start(t)
 	r := newRedis(t, srv.URL, Policy{Rate: 1, Burst: 5}, RedisOptions{
@@ -245,8 +260,8 @@ func TestRedisHang(t *testing.T) {
 	paused := time.Now()
 	for i := 0; r.Status() != cdnapi.StatusDegradedPerformance; i++ {
 		start := time.Now()
-		if d := r.Take(t.Context(), "c", start); !d.Allowed || d.Limited {
-			t.Fatalf("request %d while Redis hangs: %+v", i, d)
+		if d := r.Take(t.Context(), "c", start); d.Allowed && !r.down.Load() {
+			t.Fatalf("request %d while Redis hangs, before the outage was declared, let through: %+v", i, d)
 		}
 		if took := time.Since(start); took > 500*time.Millisecond {
 			t.Fatalf("request %d waited %v for a hanging Redis", i, took)
@@ -286,5 +301,77 @@ func waitStatus(t *testing.T, r *Redis, want cdnapi.Status) {
 func TestRedisBadURL(t *testing.T) {
 	if _, err := NewRedis("http://example.com", Policy{Rate: 1, Burst: 1}, RedisOptions{}); err == nil {
 		t.Error("NewRedis accepted an http URL")
+	}
+}
+
+// TestRedisFlood is issue 19's flood: one client, 256 requests at a time
+// for two seconds, against a Redis limiter whose calls have a tight budget,
+// as on a machine the flood itself keeps busy. Before, calls that waited
+// for one of the pool's connections ran out of time and went through
+// unchecked: thousands of requests where the limit allows 20. Now no more
+// than the limit go through, none unchecked, and the rest are refused,
+// mostly without asking Redis.
+func TestRedisFlood(t *testing.T) {
+	srv := redistest.Start(t)
+	p := Policy{Rate: 5, Burst: 10}
+	r := newRedis(t, srv.URL, p, RedisOptions{})
+	const workers, seconds = 256, 2
+	var allowed, refused, unchecked atomic.Int64
+	deadline := time.Now().Add(seconds * time.Second)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := 0; time.Now().Before(deadline); i++ {
+				d := r.Take(t.Context(), "ip:198.51.100.1", time.Now())
+				switch {
+				case !d.Limited:
+					unchecked.Add(1)
+				case d.Allowed:
+					allowed.Add(1)
+				default:
+					refused.Add(1)
+				}
+				if w == 0 && i%100 == 0 {
+					runtime.Gosched()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	total := allowed.Load() + refused.Load() + unchecked.Load()
+	t.Logf("%d requests in %ds: %d allowed, %d refused (%v by Redis's last word, %v undecided), %d unchecked",
+		total, seconds, allowed.Load(), refused.Load(), testutil.ToFloat64(r.local), testutil.ToFloat64(r.undecided), unchecked.Load())
+	if limit := int64(p.Burst + p.Rate*seconds + 1); allowed.Load() > limit {
+		t.Errorf("%d allowed in %ds, the limit allows %d", allowed.Load(), seconds, limit)
+	}
+	if unchecked.Load()*100 > total {
+		t.Errorf("%d of %d requests went through unchecked, more than 1%%", unchecked.Load(), total)
+	}
+	if total < 1000 {
+		t.Errorf("only %d requests: no flood", total)
+	}
+}
+
+// TestRedisUncheckedShowsInStatus checks that a request let through
+// unchecked shows in the status at its next evaluation, before any ping
+// has declared an outage, and in the metrics.
+func TestRedisUncheckedShowsInStatus(t *testing.T) {
+	srv := redistest.Start(t)
+	r := newRedis(t, srv.URL, Policy{Rate: 1, Burst: 5}, RedisOptions{})
+	if got := r.Status(); got != cdnapi.StatusOperational {
+		t.Fatalf("Status before any request = %s", got)
+	}
+	srv.Stop() // Run is not running: nothing declares the outage
+	if d := r.Take(t.Context(), "c", time.Now()); d.Limited {
+		t.Fatalf("with Redis refusing connections: %+v, want let through unchecked", d)
+	}
+	if got := r.Status(); got != cdnapi.StatusDegradedPerformance {
+		t.Errorf("Status after an unchecked request = %s, want degraded_performance", got)
+	}
+	if n := testutil.ToFloat64(r.unlimited); n != 1 {
+		t.Errorf("unlimited_total = %v, want 1", n)
+	}
+	if got := r.Status(); got != cdnapi.StatusOperational {
+		t.Errorf("Status with no unchecked request since = %s", got)
 	}
 }

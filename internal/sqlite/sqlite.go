@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -85,6 +86,26 @@ type Store struct {
 
 var _ cdnapi.Store = (*Store)(nil)
 
+// FileMode is the mode of the database files this package creates: the
+// database holds the cursor secret and the hashes of the API keys, which
+// no other user of the machine has any business reading, whatever the
+// umask. SQLite gives the -wal and -shm files the mode of the database
+// file, so they are private too. An existing file keeps its mode.
+const FileMode = 0o600
+
+// createPrivate creates the database file at path, empty and FileMode,
+// unless it exists: SQLite would create it with 0644 less the umask.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, FileMode)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
 // Open opens the SQLite database at path, creating the file if it is
 // missing, and switches it to WAL mode. The path is a file name, not a URI;
 // it must not contain '?'. ctx bounds the opening only.
@@ -103,6 +124,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		opts.BusyTimeout = defaultBusyTimeout
 	}
 
+	if err := createPrivate(path); err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
 	write, err := sql.Open("sqlite", path+"?"+writerParams(opts).Encode())
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
