@@ -19,6 +19,7 @@ import (
 	"github.com/cdnapi/cdnapi/internal/health"
 	"github.com/cdnapi/cdnapi/internal/httpapi"
 	"github.com/cdnapi/cdnapi/internal/retention"
+	"github.com/cdnapi/cdnapi/internal/webhook"
 )
 
 // The size of the demo data that serve --demo writes into an empty store:
@@ -35,8 +36,9 @@ type service struct {
 	status    *health.Evaluator
 	pruner    *retention.Pruner // nil: keep every asset
 	guard     *guard
-	draining  *atomic.Bool // read by /readyz
-	drain     drainPolicy  // begin is set by run
+	draining  *atomic.Bool       // read by /readyz
+	drain     drainPolicy        // begin is set by run
+	webhooks  *webhook.Deliverer // nil: this process delivers none
 }
 
 // wireServe builds everything serve runs from cfg and the open store, and
@@ -44,6 +46,7 @@ type service struct {
 // access log of every listener goes to accessLog.
 func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog *slog.Logger) (*service, error) {
 	registry := prometheus.NewRegistry()
+	deliverer := cfg.webhooks.deliverer(st, registry, logger) // the store itself, not measureStore's wrapper
 	st = measureStore(st, registry)
 	if cfg.demo {
 		if err := seedDemoIfEmpty(ctx, st, cfg.project, logger); err != nil {
@@ -61,6 +64,7 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 	svc := &service{
 		guard:    guard,
 		logger:   logger,
+		webhooks: deliverer,
 		draining: new(atomic.Bool),
 		drain:    drainPolicy{delay: cfg.shutdownDelay, timeout: cfg.shutdownTimeout},
 		listeners: listeners{
@@ -147,6 +151,8 @@ func (svc *service) run(ctx context.Context) error {
 	evalCtx, stopEval := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopEval()
 	go svc.status.Run(evalCtx)
+	stopDeliveries := startDeliveries(ctx, svc.webhooks)
+	defer stopDeliveries()
 
 	// The pruner works in the background until shutdown begins; the caller
 	// closes the store only after it has stopped.

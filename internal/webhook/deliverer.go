@@ -38,6 +38,9 @@ const (
 	EventRetention = 30 * 24 * time.Hour
 )
 
+// finishTimeout bounds the write of an attempt's outcome.
+const finishTimeout = 5 * time.Second
+
 // Config configures a Deliverer. Zero fields take their defaults.
 type Config struct {
 	// Timeout bounds one attempt, from dialling to the end of the answer's
@@ -98,9 +101,9 @@ func New(store cdnapi.WebhookStore, cfg Config) *Deliverer {
 	}
 	return &Deliverer{
 		store: store, cfg: cfg, client: newClient(cfg.Timeout, cfg.AllowPrivate),
-		// An attempt ends within Timeout, and its outcome is written just
-		// after; the lease leaves room for a slow store.
-		lease:    2*cfg.Timeout + 10*time.Second,
+		// An attempt ends within Timeout, and its outcome is written within
+		// finishTimeout after; a second more for the clocks' differences.
+		lease:    cfg.Timeout + finishTimeout + time.Second,
 		inFlight: map[string]int{},
 	}
 }
@@ -185,7 +188,7 @@ func (d *Deliverer) attempt(ctx context.Context, dl cdnapi.Delivery) {
 	}
 	// The outcome is written even while shutting down: otherwise the
 	// delivery would wait for its lease.
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
 	if err := d.store.FinishDelivery(fctx, dl, a, retryIn); err != nil {
 		// The lease makes it due again; a receiver may see it twice.
@@ -207,8 +210,8 @@ func (d *Deliverer) attempt(ctx context.Context, dl cdnapi.Delivery) {
 
 // send makes one attempt and returns its record, with the result
 // delivered, gone or failed.
-func (d *Deliverer) send(ctx context.Context, dl cdnapi.Delivery) cdnapi.DeliveryAttempt {
-	a := cdnapi.DeliveryAttempt{WebhookID: dl.Webhook.ID, EventID: dl.Event.ID, EventType: dl.Event.Type,
+func (d *Deliverer) send(ctx context.Context, dl cdnapi.Delivery) (a cdnapi.DeliveryAttempt) {
+	a = cdnapi.DeliveryAttempt{WebhookID: dl.Webhook.ID, EventID: dl.Event.ID, EventType: dl.Event.Type,
 		Attempt: dl.Attempt, Result: cdnapi.DeliveryFailed}
 	start := time.Now()
 	defer func() { a.At = time.Now(); a.Latency = a.At.Sub(start) }()

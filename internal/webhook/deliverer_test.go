@@ -226,6 +226,9 @@ func TestRetriesUntilAccepted(t *testing.T) {
 	}
 	var failed, delivered int
 	for _, a := range attempts {
+		if time.Since(a.At) > time.Minute || a.At.After(time.Now()) || a.Latency <= 0 {
+			t.Errorf("attempt at %v took %v: want just now, and a positive latency", a.At, a.Latency)
+		}
 		switch a.Result {
 		case cdnapi.DeliveryFailed:
 			failed++
