@@ -39,6 +39,7 @@ type service struct {
 	draining  *atomic.Bool       // read by /readyz
 	drain     drainPolicy        // begin is set by run
 	webhooks  *webhook.Deliverer // nil: this process delivers none
+	streams   *httpapi.StatusStreams
 }
 
 // wireServe builds everything serve runs from cfg and the open store, and
@@ -65,6 +66,7 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 		guard:    guard,
 		logger:   logger,
 		webhooks: deliverer,
+		streams:  httpapi.NewStatusStreams(httpapi.DefaultMaxStreams, httpapi.DefaultStreamHeartbeat),
 		draining: new(atomic.Bool),
 		drain:    drainPolicy{delay: cfg.shutdownDelay, timeout: cfg.shutdownTimeout},
 		listeners: listeners{
@@ -125,6 +127,7 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 		CORSOrigins:   strings.Split(cfg.corsOrigins, ","),
 		OpenAPI:       api.JSON(),
 		Guard:         guard.wrap,
+		Streams:       svc.streams,
 	}
 	svc.listeners.api.srv = newServer(httpapi.NewAPI(httpCfg), logger, svc.draining)
 	svc.listeners.edge.srv = newServer(httpapi.NewEdge(httpCfg), logger, svc.draining)
@@ -172,6 +175,7 @@ func (svc *service) run(ctx context.Context) error {
 		// load balancers take the process out before it closes.
 		svc.draining.Store(true)
 		svc.status.SetDraining()
+		svc.streams.Close() // browsers reconnect to the processes that stay
 		stopPruning()
 	}
 	err := serveUntilDone(ctx, svc.logger, svc.listeners.all(), drain)

@@ -20,9 +20,13 @@ func addAPIRoutes(rt *router, cfg Config) {
 	cache := newPageCache(cfg.PageCacheTTL, cfg.Metrics.cacheCounters("api"))
 	rt.resource("/api/v1/files", cache.handler(filesRequest(cfg)))
 	rt.resource("/api/v1/status", handleStatus(cfg.Status))
+	if cfg.Streams != nil {
+		rt.resource(pathStatusStream, handleStatusStream(cfg, cfg.Streams))
+	}
 	if cfg.History != nil {
 		rt.resource(pathIncidents, serveRendered(renderIncidents(cfg)))
 		rt.resource(pathUptime, serveRendered(renderUptime(cfg)))
+		rt.resource(pathIncidentsFeed, serveRendered(renderIncidentsFeed(cfg)))
 	}
 	rt.resource("/api/v1/openapi.json", handleOpenAPI(cfg.OpenAPI))
 	rt.resource("/{$}", handlePage(pages.Index()))

@@ -74,6 +74,9 @@ type Config struct {
 	CORSOrigins []string
 	// OpenAPI is the OpenAPI document, served as is at /api/v1/openapi.json.
 	OpenAPI []byte
+	// Streams bounds the live status streams (API listener only); nil does
+	// not serve GET /api/v1/status/stream.
+	Streams *StatusStreams
 	// Guard, when set, wraps the handler of every resource of both public
 	// listeners, after method dispatch, so it sees only GET and HEAD:
 	// preflights, 404s and 405s never reach it. It is called once per route at

@@ -62,7 +62,7 @@ var layout = template.Must(template.New("layout").Parse(`<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
 <style>{{.Style}}</style>
-</head>
+{{.Head}}</head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="top"><nav class="wrap" aria-label="Site"><a class="home" href="/">cdnapi</a><a href="/status">Status</a><a href="/docs">API reference</a><a href="/api/v1/openapi.json">OpenAPI document</a></nav></header>
@@ -73,14 +73,20 @@ var layout = template.Must(template.New("layout").Parse(`<!doctype html>
 `))
 
 // render lays out main with title, style and script, and returns the page.
-func render(title string, style string, script string, main template.HTML) Page {
+// head, if given, goes at the end of the head element (links to feeds).
+func render(title string, style string, script string, main template.HTML, head ...template.HTML) Page {
 	var b bytes.Buffer
+	var h template.HTML
+	for _, e := range head {
+		h += e + "\n"
+	}
 	err := layout.Execute(&b, struct {
 		Title  string
 		Style  template.CSS
+		Head   template.HTML
 		Script template.JS
 		Main   template.HTML
-	}{title, template.CSS(style), template.JS(script), main})
+	}{title, template.CSS(style), h, template.JS(script), main})
 	if err != nil {
 		panic("pages: layout: " + err.Error()) // a template bug, found by every test
 	}

@@ -160,7 +160,7 @@ func Status(d StatusData) Page {
 	if d.Refresh > 0 {
 		script = statusScript
 	}
-	return render(headline(d.Doc.Status)+" · cdnapi status", statusStyle, script, execute(statusMain, v))
+	return render(headline(d.Doc.Status)+" · cdnapi status", statusStyle, script, execute(statusMain, v), feedLink)
 }
 
 // headline is the banner's sentence for the overall status.
