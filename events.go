@@ -3,7 +3,9 @@ package cdnapi
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -208,4 +210,18 @@ type WebhookStore interface {
 	// that no delivery waits for, and attempts made before it, and
 	// returns how many rows it deleted.
 	DeleteEventsBefore(ctx context.Context, cutoff time.Time, limit int) (int, error)
+}
+
+// StatusVersion names a status document's content apart from UpdatedAt,
+// which moves every evaluation round: 16 hex digits of a SHA-256 digest.
+// Two processes, or one before and after a restart, give the same
+// statuses the same version, so the live status stream uses it as its
+// event ID and the status page as the version it shows.
+func StatusVersion(d StatusDocument) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", d.Status, d.Version, d.Region)
+	for _, c := range d.Components {
+		fmt.Fprintf(h, "%s\x00%s\x00", c.Name, c.Status)
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }

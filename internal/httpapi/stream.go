@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"strconv"
 	"sync"
@@ -57,21 +55,12 @@ func (s *StatusStreams) Close() { s.closeOnce.Do(func() { close(s.done) }) }
 var errTooManyStreams = cdnapi.Errorf(cdnapi.CodeRateLimited, "",
 	"too many status streams are open; poll GET /api/v1/status instead, or retry later")
 
-// statusVersion returns the event ID of doc: a digest of everything in it
-// but updated_at, which moves every evaluation round. Two processes, or one
-// before and after a restart, give the same document the same ID, so a
-// browser that resumes with Last-Event-ID is sent a document only when it
-// is not the one it has.
-func statusVersion(doc cdnapi.StatusDocument) string {
-	doc.UpdatedAt = time.Time{}
-	sum := sha256.Sum256(appendStatusDocument(nil, doc))
-	return hex.EncodeToString(sum[:8])
-}
-
 // handleStatusStream serves GET /api/v1/status/stream: an event "status"
 // with the status document (as GET /api/v1/status has it) at once, unless
 // Last-Event-ID names the current one, and then each time it changes, with
-// a comment every heartbeat. Each write pushes the server's write deadline
+// a comment every heartbeat. The event ID is cdnapi.StatusVersion, the same
+// in every process and across restarts, so a browser that resumes is sent
+// a document only when it is not the one it has. Each write pushes the server's write deadline
 // only as far as the next heartbeat, and the read deadline is lifted: a
 // stream outlives the server's WriteTimeout and ReadTimeout, but a client
 // that stops reading is cut.
@@ -123,7 +112,7 @@ func handleStatusStream(cfg Config, streams *StatusStreams) http.Handler {
 		defer beat.Stop()
 		for {
 			doc := cfg.Status.Document()
-			if v := statusVersion(doc); v != sent {
+			if v := cdnapi.StatusVersion(doc); v != sent {
 				sent = v
 				buf = append(buf, "id: "+v+"\nevent: status\ndata: "...)
 				buf = appendStatusDocument(buf, doc)

@@ -60,16 +60,27 @@ const statusStyle = baseStyle +
 	`.inc{border-left:4px solid var(--line);padding:.25rem .75rem;margin:.75rem 0}.inc p{margin:.2rem 0}` +
 	`.notice{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:.5rem .75rem}`
 
-// statusScript refreshes the page every data-refresh seconds: it fetches
-// the page again and swaps in its main element, keeping the reader's place.
-// It waits while focus is inside main, so that a keyboard user's position is
-// not lost, and says so when the server cannot be reached.
-const statusScript = `(function(){var m=document.getElementById('main'),s=+m.getAttribute('data-refresh')||10;` +
-	`setInterval(function(){if(m.contains(document.activeElement)&&document.activeElement!==m)return;` +
+// statusScript keeps the page current. It listens to the status stream
+// (GET /api/v1/status/stream) and, at each event of a version other than
+// the one it shows (meta status-version at first), fetches the page again
+// and swaps in its main element, keeping the reader's place; browsers
+// resume the stream with Last-Event-ID after a reconnect, so a restart of
+// the server costs no fetch. When the stream fails (no EventSource, a
+// refusal, or five failed reconnects in a row) it polls every
+// data-refresh seconds instead. It waits while focus is inside main, so
+// that a keyboard user's position is not lost, and says so when the server
+// cannot be reached.
+const statusScript = `(function(){var m=document.getElementById('main'),s=+m.getAttribute('data-refresh')||10,due=false;` +
+	`function refresh(){if(m.contains(document.activeElement)&&document.activeElement!==m){due=true;return}due=false;` +
 	`fetch(location.pathname,{cache:'no-store'}).then(function(r){if(!r.ok)throw r.status;return r.text()}).then(function(t){` +
 	`var n=new DOMParser().parseFromString(t,'text/html').getElementById('main');if(n){m.replaceWith(n);m=n}` +
-	`}).catch(function(){var u=document.getElementById('updated');if(u)u.textContent='Cannot reach the server; this is the last state it reported.'})` +
-	`},s*1000)})();`
+	`}).catch(function(){var u=document.getElementById('updated');if(u)u.textContent='Cannot reach the server; this is the last state it reported.'})}` +
+	`function poll(){setInterval(refresh,s*1000)}` +
+	`if(!window.EventSource){poll();return}` +
+	`var v=(document.querySelector('meta[name=status-version]')||{}).content,es=new EventSource('/api/v1/status/stream'),fails=0;` +
+	`es.onopen=function(){fails=0};es.addEventListener('status',function(e){if(e.lastEventId!==v){v=e.lastEventId;refresh()}});` +
+	`es.onerror=function(){if(es.readyState===2||++fails>5){es.close();poll()}};` +
+	`setInterval(function(){if(due)refresh()},1000)})();`
 
 var statusMain = template.Must(template.New("status").Funcs(template.FuncMap{
 	"label": statusLabel,
@@ -160,7 +171,7 @@ func Status(d StatusData) Page {
 	if d.Refresh > 0 {
 		script = statusScript
 	}
-	return render(headline(d.Doc.Status)+" · cdnapi status", statusStyle, script, execute(statusMain, v), feedLink)
+	return render(headline(d.Doc.Status)+" · cdnapi status", statusStyle, script, execute(statusMain, v), feedLink, versionMeta(d.Doc))
 }
 
 // headline is the banner's sentence for the overall status.
