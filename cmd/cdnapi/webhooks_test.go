@@ -422,6 +422,51 @@ func TestHangingWebhook(t *testing.T) {
 	if duringMax > time.Second {
 		t.Errorf("GET /api/v1/status took up to %v while a receiver hung", duringMax)
 	}
+
+	// The metrics: the working receiver's deliveries, and the hanging
+	// one's waiting (the gauges are read from the store once a second).
+	want := map[string]func(float64) bool{
+		`cdnapi_webhook_deliveries_total{result="delivered"}`: func(v float64) bool { return v == float64(len(demo.Regions())) },
+		`cdnapi_webhook_pending`:                              func(v float64) bool { return v == float64(len(demo.Regions())) },
+		`cdnapi_webhook_oldest_pending_age_seconds`:           func(v float64) bool { return v > 0 && v < 60 },
+	}
+	var text string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		res, err := http.Get(s.admin + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		text = string(b)
+		ok := true
+		for name, good := range want {
+			v, found := metricValue(text, name)
+			ok = ok && found && good(v)
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			for name := range want {
+				v, found := metricValue(text, name)
+				t.Errorf("%s = %v (found %v)", name, v, found)
+			}
+			break
+		}
+	}
+}
+
+// metricValue returns the value of the series named exactly name (with its
+// labels) in Prometheus text.
+func metricValue(text, name string) (float64, bool) {
+	for _, line := range strings.Split(text, "\n") {
+		if rest, ok := strings.CutPrefix(line, name+" "); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
 }
 
 // TestWebhooksCommand: add, list, remove and their errors.
