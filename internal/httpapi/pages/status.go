@@ -65,7 +65,10 @@ const statusStyle = baseStyle +
 // the one it shows (meta status-version at first), fetches the page again
 // and swaps in its main element, keeping the reader's place; browsers
 // resume the stream with Last-Event-ID after a reconnect, so a restart of
-// the server costs no fetch. When the stream fails (no EventSource, a
+// the server costs no fetch. The history (incidents, messages, uptime) is
+// written by the round after the statuses it follows, and an operator's
+// new message changes no status, so the page is fetched again 2 seconds
+// after it loads and after each event, and once a minute. When the stream fails (no EventSource, a
 // refusal, or five failed reconnects in a row) it polls every
 // data-refresh seconds instead. It waits while focus is inside main, so
 // that a keyboard user's position is not lost, and says so when the server
@@ -78,7 +81,8 @@ const statusScript = `(function(){var m=document.getElementById('main'),s=+m.get
 	`function poll(){setInterval(refresh,s*1000)}` +
 	`if(!window.EventSource){poll();return}` +
 	`var v=(document.querySelector('meta[name=status-version]')||{}).content,es=new EventSource('/api/v1/status/stream'),fails=0;` +
-	`es.onopen=function(){fails=0};es.addEventListener('status',function(e){if(e.lastEventId!==v){v=e.lastEventId;refresh()}});` +
+	`function soon(){setTimeout(refresh,2000)}soon();setInterval(refresh,60000);` +
+	`es.onopen=function(){fails=0};es.addEventListener('status',function(e){if(e.lastEventId!==v){v=e.lastEventId;refresh();soon()}});` +
 	`es.onerror=function(){if(es.readyState===2||++fails>5){es.close();poll()}};` +
 	`setInterval(function(){if(due)refresh()},1000)})();`
 
