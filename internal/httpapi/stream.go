@@ -70,11 +70,16 @@ func handleStatusStream(cfg Config, streams *StatusStreams) http.Handler {
 			WriteError(w, r, err)
 			return
 		}
+		// Closed first: a select of both would pick at random when a slot
+		// is free too.
 		select {
 		case <-streams.done:
 			w.Header().Set("Retry-After", "1")
 			WriteError(w, r, errTooManyStreams)
 			return
+		default:
+		}
+		select {
 		case streams.slots <- struct{}{}:
 			defer func() { <-streams.slots }()
 		default:

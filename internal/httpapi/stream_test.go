@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/health"
 )
 
 // sseEvent is one event of a stream, or a comment when comment is set.
@@ -94,16 +95,24 @@ func (s *sseReader) next(d time.Duration) (sseEvent, bool) {
 	}
 }
 
-func streamEnv(t *testing.T, max int, heartbeat time.Duration) (*env, *StatusStreams) {
+// streamEnv is an env whose status comes from an evaluator that never
+// reads a probe as slow: under the race detector on a loaded machine a
+// slow probe would change the status by itself.
+func streamEnv(t *testing.T, max int, heartbeat time.Duration) (*env, *StatusStreams, *health.Evaluator) {
 	streams := NewStatusStreams(max, heartbeat)
-	e := newEnv(t, func(c *Config) { c.Streams = streams })
-	return e, streams
+	var eval *health.Evaluator
+	e := newEnv(t, func(c *Config) {
+		eval = health.New(c.History.(health.Store), health.Config{Region: "Test Region", SlowThreshold: time.Hour, PingTimeout: time.Minute})
+		eval.Evaluate(t.Context())
+		c.Status, c.Streams = eval, streams
+	})
+	return e, streams, eval
 }
 
 // TestStatusStream: the document at once, as GET /api/v1/status has it;
 // a change pushed within a poll; heartbeats; Last-Event-ID resumes.
 func TestStatusStream(t *testing.T) {
-	e, _ := streamEnv(t, 10, 150*time.Millisecond)
+	e, _, eval := streamEnv(t, 10, 150*time.Millisecond)
 	res, err := http.Get(e.apiURL + pathStatusStream)
 	if err != nil {
 		t.Fatal(err)
@@ -123,13 +132,13 @@ func TestStatusStream(t *testing.T) {
 		t.Errorf("the stream's document %s, GET /api/v1/status %s", first.data, body)
 	}
 	// Nothing changes: a round moves updated_at only, and no event comes.
-	e.status.Evaluate(t.Context())
+	eval.Evaluate(t.Context())
 	if ev, ok := s.next(400 * time.Millisecond); ok {
 		t.Errorf("an event without a change: %+v", ev)
 	}
 	must(t, e.store.SetComponentOverride(t.Context(), cdnapi.ComponentOverride{Name: cdnapi.ComponentUpload,
 		Status: cdnapi.StatusMajorOutage, UpdatedAt: time.Now()}))
-	e.status.Evaluate(t.Context())
+	eval.Evaluate(t.Context())
 	changed := time.Now()
 	second, ok := s.next(2 * time.Second)
 	if !ok || second.id == first.id {
@@ -163,7 +172,7 @@ func TestStatusStream(t *testing.T) {
 		t.Errorf("resumed at an old document, got %+v, %v; want %s", ev, ok, second.id)
 	}
 	must(t, e.store.ClearComponentOverride(t.Context(), cdnapi.ComponentUpload))
-	e.status.Evaluate(t.Context())
+	eval.Evaluate(t.Context())
 	if ev, ok := current.next(2 * time.Second); !ok || ev.id != first.id {
 		t.Errorf("after the change back: %+v, %v; want the first document's ID %s", ev, ok, first.id)
 	}
@@ -172,7 +181,7 @@ func TestStatusStream(t *testing.T) {
 // TestStatusStreamBounds: past the bound a stream gets 429 with
 // Retry-After; Close ends the open ones and refuses new ones.
 func TestStatusStreamBounds(t *testing.T) {
-	e, streams := streamEnv(t, 2, time.Minute)
+	e, streams, _ := streamEnv(t, 2, time.Minute)
 	a, b := openStream(t, e.apiURL, ""), openStream(t, e.apiURL, "")
 	for _, s := range []*sseReader{a, b} {
 		if _, ok := s.next(2 * time.Second); !ok {
@@ -209,8 +218,7 @@ func TestStatusStreamBounds(t *testing.T) {
 // ReadTimeout are shorter than the stream still sends its events and
 // heartbeats, since each write extends the deadline.
 func TestStatusStreamOutlivesServerTimeouts(t *testing.T) {
-	streams := NewStatusStreams(4, 100*time.Millisecond)
-	e := newEnv(t, func(c *Config) { c.Streams = streams })
+	e, _, eval := streamEnv(t, 4, 100*time.Millisecond)
 	srv := httptest.NewUnstartedServer(e.api)
 	srv.Config.WriteTimeout, srv.Config.ReadTimeout = 300*time.Millisecond, 300*time.Millisecond
 	srv.Start()
@@ -222,7 +230,7 @@ func TestStatusStreamOutlivesServerTimeouts(t *testing.T) {
 	time.Sleep(time.Second) // three WriteTimeouts
 	must(t, e.store.SetComponentOverride(t.Context(), cdnapi.ComponentOverride{Name: cdnapi.ComponentStorage,
 		Status: cdnapi.StatusUnderMaintenance, UpdatedAt: time.Now()}))
-	e.status.Evaluate(t.Context())
+	eval.Evaluate(t.Context())
 	if ev, ok := s.next(2 * time.Second); !ok || !strings.Contains(ev.data, "under_maintenance") {
 		t.Errorf("after the server's timeouts: %+v, %v", ev, ok)
 	}
