@@ -11,6 +11,7 @@ import (
 type APIKey struct {
 	ID        string   // "key_" followed by [A-Za-z0-9]; shown by keys list, used by keys revoke
 	Hash      [32]byte // SHA-256 of the key; never shown
+	Prefix    string   // the key's first characters ("cdk_AbC9"), shown to match a key to its ID; "" for keys made before it was kept
 	Project   string   // the project whose files the key lists
 	Label     string   // an operator's note, may be empty
 	CreatedAt time.Time

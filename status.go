@@ -67,6 +67,11 @@ type StatusDocument struct {
 	Region     string // configured name of the answering region
 	Components []Component
 	UpdatedAt  time.Time // when the statuses were last evaluated
+	// Until holds, by component name, when the status an operator set
+	// with an end (status set --until) ends. The status page shows it; the
+	// JSON document does not. Nil when no such status is in force; never
+	// modified once the document is published.
+	Until map[string]time.Time
 }
 
 // Component is one entry of a StatusDocument.

@@ -38,13 +38,26 @@ type AssetQuery struct {
 	Limit  int       // the most rows to return; at least 1
 }
 
-// The store is described by small interfaces, one per job, in the manner of
-// WTF Dial's services: each consumer asks for the few it uses (httpapi the
-// ListReader, ingest a Transactor, health and the CLI the overrides), and
-// Store gathers the ones every engine implements. A new capability of the
-// store (API keys, status history, …) is a new small interface, in the file
-// of its domain, which the engines implement; Store embeds it only when
-// every caller that holds a Store needs it.
+// The convention for this package's interfaces. An interface is declared
+// here only for what the adapters (the engines, the rate limiters)
+// implement, and it is one of three kinds:
+//
+//   - a job: a small interface of the methods for one task, named for it
+//     (FileReader, Transactor, KeyStore, LogPositionWriter, …), in the file
+//     of its domain. A consumer asks for the smallest job that serves it
+//     (httpapi a ListReader, ingest a Transactor, auth a KeyStore). A job
+//     no package asks for by name (RegionStatusWriter, AssetPruner,
+//     OverrideStore, LogPositionReader, Lifecycle) is still declared, as a
+//     named part of Store, so that each method set is documented once.
+//   - Store: the jobs every engine does, which the behaviour suite
+//     (internal/storetest) checks on both engines.
+//   - Engine: all of an engine as the program holds it (engine.go).
+//
+// A consumer that needs some other method set declares it beside itself,
+// unexported, and never a second copy of one declared here. A new
+// capability of the store (API keys, status history, …) is a new job,
+// which the engines implement; Store embeds it only when every caller that
+// holds a Store needs it, and Engine when the program does.
 //
 // A method that finds no record returns ErrNotFound. Any other error that is
 // not an *Error means the store could not answer; the HTTP edge reports it
@@ -80,7 +93,7 @@ type ListReader interface {
 }
 
 // Writer writes records inside the transaction of a Transactor's Write.
-// Every method upserts: a record replaces any with the same ID (for regions,
+// Every Put method upserts: a record replaces any with the same ID (for regions,
 // the same code), so writing the same records twice leaves the store as
 // writing them once; among records of one call that share a key, the last
 // wins. Callers may reuse the slices once a call returns.
@@ -88,6 +101,10 @@ type Writer interface {
 	PutFiles(ctx context.Context, files []File) error
 	PutAssets(ctx context.Context, assets []Asset) error
 	PutRegions(ctx context.Context, regions []Region) error
+	// DeleteFiles deletes the files of project whose ID is in ids. An ID
+	// that no file of project has (none, or another project's) is skipped:
+	// deleting twice leaves the store as deleting once.
+	DeleteFiles(ctx context.Context, project string, ids []string) error
 	// MoveLogPosition commits a follower's position with the rows it
 	// covers; it is not an upsert but a compare-and-set (see
 	// LogPositionWriter).

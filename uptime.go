@@ -110,6 +110,22 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
+// MeasuredSpan returns how much of the window that ends at now an uptime
+// figure counts, given since, when the history starts (zero: nothing
+// recorded): the whole window, or only the time since the history started
+// when that is shorter. A figure over a window longer than the service has
+// been measured must be read as over the span, not the window: a minute
+// down in the first two minutes is half the time, not half of 30 days.
+func MeasuredSpan(since, now time.Time, window time.Duration) (span time.Duration, whole bool) {
+	if since.IsZero() || !now.After(since) {
+		return 0, false
+	}
+	if d := now.Sub(since); d < window {
+		return d, false
+	}
+	return window, true
+}
+
 // UptimeSource is the part of a StatusHistory that ReadUptime reads.
 type UptimeSource interface {
 	StatusChanges(ctx context.Context, kind SubjectKind, since time.Time, limit int) ([]StatusChange, error)

@@ -58,3 +58,34 @@ func TestComputeUptime(t *testing.T) {
 		})
 	}
 }
+
+// TestMeasuredSpan: a figure over a window counts only the time since the
+// history started, and says so when that is shorter than the window.
+func TestMeasuredSpan(t *testing.T) {
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name  string
+		since time.Time
+		span  time.Duration
+		whole bool
+	}{
+		{"two minutes of history", now.Add(-2 * time.Minute), 2 * time.Minute, false},
+		{"40 days of history", now.Add(-40 * 24 * time.Hour), UptimeShortWindow, true},
+		{"exactly the window", now.Add(-UptimeShortWindow), UptimeShortWindow, true},
+		{"nothing recorded", time.Time{}, 0, false},
+		{"history that starts later than now", now.Add(time.Minute), 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			span, whole := MeasuredSpan(tt.since, now, UptimeShortWindow)
+			if span != tt.span || whole != tt.whole {
+				t.Errorf("MeasuredSpan = %v, %v; want %v, %v", span, whole, tt.span, tt.whole)
+			}
+		})
+	}
+	// The figure itself counts the span only: a minute of maintenance in a
+	// two-minute history is half of it.
+	inc := Incident{Component: ComponentAPI, Status: StatusUnderMaintenance, StartedAt: now.Add(-time.Minute), ResolvedAt: now}
+	if got := ComputeUptime([]Incident{inc}, now.Add(-2*time.Minute), now)[0].Short; got != 50 {
+		t.Errorf("uptime %v, want 50 over the two minutes measured", got)
+	}
+}

@@ -151,6 +151,19 @@ func (b *browser) waitText(t *testing.T, sel, want string, within time.Duration)
 	return 0
 }
 
+// midWordBreaks lists the component names of /docs (in the operations'
+// tables, the contents and the headings) that the browser broke onto a new
+// line inside a word. The names are written with <wbr> between their words,
+// so each text node is a word: a line that starts inside one is a break in
+// the middle of a word, as "FilesNotModifi|ed" once was.
+const midWordBreaks = `(function(){var out=[];
+document.querySelectorAll('.op table a,nav.toc a,#main article:not(.op) h3').forEach(function(el){
+  var w=document.createTreeWalker(el,NodeFilter.SHOW_TEXT),n;
+  while((n=w.nextNode())){var r=document.createRange(),top=null;
+    for(var i=0;i<n.data.length;i++){r.setStart(n,i);r.setEnd(n,i+1);var rs=r.getClientRects();if(!rs.length)continue;
+      var y=rs[0].top;if(top!==null&&y>top+2){out.push(el.textContent+' at '+i+' of '+n.data);break}top=y}}});
+return out})()`
+
 // overflow returns how many CSS pixels the page is wider than the viewport.
 func (b *browser) overflow(t *testing.T) int {
 	t.Helper()
@@ -212,23 +225,48 @@ func TestPagesInBrowser(t *testing.T) {
 			}
 			b.check(t, fmt.Sprintf("%s at %dpx", path, width))
 			if path == "/docs" {
+				// Names break between their words only, at every width.
+				if broken := eval[[]string](t, b, midWordBreaks); len(broken) > 0 {
+					t.Errorf("/docs at %dpx: names broken inside a word: %v", width, broken)
+				}
+				// No table is wider than the page, to be scrolled sideways.
+				if n := eval[int](t, b, `[].filter.call(document.querySelectorAll('.scroll'),`+
+					`function(e){return e.scrollWidth>e.clientWidth+1}).length`); n > 0 {
+					t.Errorf("/docs at %dpx: %d tables wider than the page", width, n)
+				}
+				// On a narrow screen the contents come first.
+				if width == 375 && !eval[bool](t, b, `document.querySelector('nav.toc').getBoundingClientRect().top<`+
+					`document.getElementById('main').getBoundingClientRect().top`) {
+					t.Error("/docs at 375px: the contents come after the reference")
+				}
 				b.do(t, "scroll", chromedp.ScrollIntoView(chromedp.ID("listIncidents")))
 				screenshot(fmt.Sprintf("docs-%d", width), false) // an operation of the reference
 			}
 		}
 	}
 
-	// An operator's maintenance, set with the CLI, appears with its message.
+	// An operator's maintenance, set with the CLI, appears with its message
+	// and its end; a region's partial outage in the banner and the
+	// incidents.
 	const msg = "Moving the upload fleet to new racks; uploads resume by 18:00 UTC."
-	if err := run(context.Background(), []string{"status", "set", "Upload Service", "under_maintenance",
-		"--message", msg, "--db", dsn}, getenvFrom(nil), strings.NewReader(""), io.Discard, io.Discard); err != nil {
-		t.Fatal(err)
+	until := time.Now().Add(2 * time.Hour).UTC().Truncate(time.Second)
+	for _, args := range [][]string{
+		{"status", "set", "Upload Service", "under_maintenance", "--message", msg, "--until", until.Format(time.RFC3339)},
+		{"regions", "set-status", "FRA1", "partial_outage"},
+	} {
+		if err := run(context.Background(), append(args, "--db", dsn), getenvFrom(nil), strings.NewReader(""), io.Discard, io.Discard); err != nil {
+			t.Fatal(err)
+		}
 	}
 	b.do(t, "viewport", chromedp.EmulateViewport(1280, 800))
 	b.do(t, "load /status", chromedp.Navigate(s.api+"/status"), chromedp.WaitVisible(chromedp.ID("main")))
 	const incidents = "section[aria-labelledby=h-incidents]"
 	took := b.waitText(t, incidents, msg, 10*time.Second)
 	b.waitText(t, ".banner", "Under maintenance", time.Second)
+	b.waitText(t, ".banner", "1 region in partial outage: Frankfurt (FRA1).", 5*time.Second)
+	b.waitText(t, incidents, "Region FRA1: Partial outage", 5*time.Second)
+	b.waitText(t, "section[aria-labelledby=h-components]", "Under maintenance until "+until.Format("15:04"), time.Second)
+	b.waitText(t, "ul.legend", "No data", time.Second)
 	t.Logf("maintenance shown %v after the page was loaded", took.Round(time.Millisecond))
 	screenshot("status-1280", true)
 	b.do(t, "viewport", chromedp.EmulateViewport(375, 812))

@@ -32,7 +32,7 @@ var edgeEngines = []struct {
 	name string
 	dsn  func(t testing.TB) string
 }{
-	{"sqlite", func(t testing.TB) string { return "sqlite:" + filepath.Join(t.TempDir(), "edge.db") }},
+	{"sqlite", func(t testing.TB) string { return migratedDB(t, "edge.db") }},
 	{"postgres", func(t testing.TB) string { return pgtest.NewDatabase(t) }},
 }
 

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
+	"net"
 	"text/tabwriter"
 	"time"
 
@@ -23,11 +25,13 @@ which retries 429, 503 and network errors. Files and status come from the API
 address (--api, or CDNAPI_API_URL), regions and assets from the edge address
 (--edge, or CDNAPI_EDGE_URL); --key (CDNAPI_KEY) is sent as a Bearer key.
 
-One page is printed, or with --all every page from --cursor on. Output is a
+One page is printed, or with --all every page from --cursor on (regions and
+status are one page: --all changes nothing there). Output is a
 table on a terminal and JSON otherwise: the list envelope of the API (with
 --all, one envelope that holds every item). -o ndjson prints one item per
 line, exactly what cdnapi ingest reads, so that
 
+  cdnapi migrate --db other.db
   cdnapi get files --all -o ndjson | cdnapi ingest files --db other.db
 
 copies a project's files into another deployment.`
@@ -66,8 +70,10 @@ func runGet(ctx context.Context, env *environment, args []string) error {
 	switch {
 	case what != "files" && what != "assets" && what != "regions" && what != "status":
 		return usageError{fmt.Sprintf("get: unknown list %q; want files, assets, regions or status", what)}
-	case !paged && (*limit != 0 || *cursor != "" || *all):
-		return usageError{fmt.Sprintf("get %s: --limit, --cursor and --all are for files and assets", what)}
+	case !paged && (*limit != 0 || *cursor != ""):
+		// --all is accepted: the regions and the status are one page, which
+		// is all of them.
+		return usageError{fmt.Sprintf("get %s: --limit and --cursor are for files and assets; %s is one page", what, what)}
 	case what != "assets" && *region != "":
 		return usageError{"get: --region is for assets"}
 	}
@@ -107,6 +113,16 @@ func runGet(ctx context.Context, env *environment, args []string) error {
 		err = ferr
 	}
 	if err != nil {
+		if netErr, ok := errors.AsType[*net.OpError](err); ok && netErr.Op == "dial" {
+			// Most likely serve is not running there, or runs elsewhere:
+			// say which address was tried and how to choose another.
+			flag, envVar, base := "--api", "CDNAPI_API_URL", *apiURL
+			if what == "regions" || what == "assets" {
+				flag, envVar, base = "--edge", "CDNAPI_EDGE_URL", *edgeURL
+			}
+			return fmt.Errorf("get %s: cannot reach %s (%v); is cdnapi serve running there? Give its address with %s URL or %s",
+				what, base, netErr.Err, flag, envVar)
+		}
 		// A *client.Error reads as the contract's message, with the status,
 		// code and request ID.
 		return fmt.Errorf("get %s: %w", what, err)

@@ -50,7 +50,7 @@ func TestGetIngestRoundTrip(t *testing.T) {
 				t.Fatalf("get printed %d lines, want %d", n, demoFiles)
 			}
 
-			copyDB := "sqlite:" + filepath.Join(t.TempDir(), "copy.db")
+			copyDB := migratedDB(t, "copy.db")
 			get := exec.Command(os.Args[0], "--", "get", "files", "--all", "-o", "ndjson", "--api", source.api)
 			ingest := exec.Command(os.Args[0], "--", "ingest", "files", "--db", copyDB)
 			for _, cmd := range []*exec.Cmd{get, ingest} {
@@ -181,7 +181,7 @@ func TestGetOutputs(t *testing.T) {
 			{[]string{"assets", "--region", "XYZ9"}, false, []string{"region_unknown", "request req_"}},
 			{[]string{"files", "--api", s.edge}, false, []string{"404 not_found"}},
 			{[]string{"files", "--cursor", "bogus"}, false, []string{"cursor_invalid"}},
-			{[]string{"regions", "--all"}, true, []string{"--all"}},
+			{[]string{"regions", "--limit", "5"}, true, []string{"--limit and --cursor are for files and assets"}},
 			{[]string{"files", "--region", "FRA1"}, true, []string{"--region is for assets"}},
 			{[]string{"files", "-o", "xml"}, true, []string{"table, json or ndjson"}},
 			{[]string{"buckets"}, true, []string{`unknown list "buckets"`}},
@@ -219,7 +219,7 @@ func columnStarts(header string) []int {
 // Against `serve --auth required`, get sends the key of --key or
 // CDNAPI_KEY, and without one prints the 401's message and request ID.
 func TestGetWithKey(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "keys.db")
+	db := migratedDB(t, "keys.db")
 	var key bytes.Buffer
 	if err := run(context.Background(), []string{"keys", "create", "--project", "default", "--db", db},
 		getenvFrom(nil), strings.NewReader(""), &key, io.Discard); err != nil {

@@ -88,6 +88,7 @@ func (f guardFlags) build(ctx context.Context, st cdnapi.KeyStore, logger *slog.
 			cfg.Limiter = ratelimit.NewMemory(policy)
 			break
 		}
+		routeRedisLog(logger)
 		r, err := ratelimit.NewRedis(*f.rateRedis, policy, ratelimit.RedisOptions{Timeout: *f.redisTimeout, Logger: logger})
 		if err != nil {
 			return nil, usageError{"--rate-limit-redis: " + err.Error()}

@@ -22,7 +22,7 @@ func TestServeWithKeys(t *testing.T) {
 		name string
 		dsn  func(t *testing.T) string
 	}{
-		{"sqlite", func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "keys.db") }},
+		{"sqlite", func(t *testing.T) string { return migratedDB(t, "keys.db") }},
 		{"postgres", func(t *testing.T) string { return pgtest.NewDatabase(t) }},
 	} {
 		t.Run(engine.name, func(t *testing.T) { serveWithKeys(t, engine.dsn(t)) })

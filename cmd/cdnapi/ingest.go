@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"time"
@@ -24,7 +25,11 @@ By default the whole input is one transaction: any invalid line means nothing
 is written, and the errors are listed. With --skip-invalid the valid lines
 are written and the invalid ones reported, or kept in --rejects FILE.
 
-  gunzip -c requests.ndjson.gz | cdnapi ingest assets`
+Gzip data (a FILE.ndjson.gz, or on standard input) is decompressed as it
+is read. An empty input writes nothing and warns. The database must exist
+(cdnapi migrate creates it).
+
+  cdnapi ingest assets requests.ndjson.gz`
 
 // maxShownErrors is how many invalid lines an ingest lists on stderr; a
 // count stands for the rest, which --rejects keeps in full.
@@ -66,7 +71,7 @@ func runIngest(ctx context.Context, env *environment, args []string) error {
 		defer debug.SetGCPercent(debug.SetGCPercent(ingestGCPercent))
 	}
 
-	in, size := env.stdin, int64(0)
+	in, size, name := env.stdin, int64(0), "standard input"
 	if len(args) == 2 && args[1] != "-" {
 		f, err := os.Open(args[1])
 		if err != nil {
@@ -76,10 +81,29 @@ func runIngest(ctx context.Context, env *environment, args []string) error {
 		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
 			size = fi.Size() // known, so the progress line can show an ETA
 		}
-		in = f
+		in, name = f, args[1]
+	}
+	// Gzip is read as it is; CSV, a JSON array or other compressed data is
+	// refused at once, saying what it looks like.
+	in, gzipped, err := ingest.Input(in)
+	if err != nil {
+		return fmt.Errorf("ingest: %s: %w", name, err)
+	}
+	if gzipped {
+		size = 0 // the file's size is not the size of what is read
+	}
+	// The output files are checked before a row is written: an ingest
+	// that committed must not then fail for want of a directory.
+	if *metrics != "" {
+		if err := checkOutputPath(*metrics); err != nil {
+			return usageError{fmt.Sprintf("ingest: --metrics-file: %v", err)}
+		}
 	}
 	var rejectsFile *os.File
 	if *rejects != "" {
+		if err := checkOutputPath(*rejects); err != nil {
+			return usageError{fmt.Sprintf("ingest: --rejects: %v", err)}
+		}
 		if rejectsFile, err = os.Create(*rejects); err != nil {
 			return fmt.Errorf("ingest: %w", err)
 		}
@@ -114,6 +138,9 @@ func runIngest(ctx context.Context, env *environment, args []string) error {
 		}
 	}
 	display.finish(ingestSummary(kind, res, err, time.Since(display.start), *rejects))
+	if err == nil && res.Lines == 0 {
+		fmt.Fprintf(env.stderr, "warning: %s was empty: no %s were read (ingest reads NDJSON, one JSON object per line)\n", name, kind)
+	}
 	if *metrics != "" {
 		if merr := writeIngestMetrics(*metrics, kind, res, err, time.Now()); err == nil {
 			err = merr
@@ -143,4 +170,20 @@ func ingestSummary(kind ingest.Kind, res ingest.Result, err error, took time.Dur
 		s += ", written to " + rejects
 	}
 	return s
+}
+
+// checkOutputPath returns nil if a file can be written at path: its
+// directory exists and takes a new file. It names the directory that is
+// missing.
+func checkOutputPath(path string) error {
+	dir := filepath.Dir(path)
+	if err := dirExists(dir); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".cdnapi-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write in %s: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,8 +37,8 @@ func TestIngestSurvivesKill(t *testing.T) {
 		dsn  func(t *testing.T) (dsn string, sqlitePath string)
 	}{
 		{"sqlite", func(t *testing.T) (string, string) {
-			p := filepath.Join(t.TempDir(), "crash.db")
-			return "sqlite:" + p, p
+			db := migratedDB(t, "crash.db")
+			return db, strings.TrimPrefix(db, "sqlite:")
 		}},
 		{"postgres", func(t *testing.T) (string, string) { return pgtest.NewDatabase(t), "" }},
 	}

@@ -100,11 +100,21 @@ func writeAssetFile(t *testing.T, n int, now time.Time) (string, []string) {
 	return path, ids
 }
 
+// migratedDB returns the DSN of a new SQLite database in a directory of t's,
+// made by cdnapi migrate: the commands but serve, seed and migrate refuse a
+// database that does not exist.
+func migratedDB(t testing.TB, name string) string {
+	t.Helper()
+	db := "sqlite:" + filepath.Join(t.TempDir(), name)
+	mustRunCmd(t, "", "migrate", "--db", db)
+	return db
+}
+
 // openTestStore opens the store at dsn as the commands do, and closes it
 // when t ends.
 func openTestStore(t *testing.T, dsn string) store {
 	t.Helper()
-	st, err := storeFlags{dsn: &dsn}.openMigrated(t.Context())
+	st, err := storeFlags{dsn: &dsn}.createMigrated(t.Context(), func(string) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +146,7 @@ func storedAssetIDs(t *testing.T, dsn string) []string {
 }
 
 func TestIngestCommand(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "ingest.db")
+	db := migratedDB(t, "ingest.db")
 	_, stderr := mustRunCmd(t, demoRegionsNDJSON(t), "ingest", "regions", "--db", db)
 	if want := fmt.Sprintf("ingested %d regions in ", len(demo.Regions())); !strings.HasPrefix(stderr, want) ||
 		!strings.HasSuffix(stderr, " lines/s); 0 invalid\n") || strings.Count(stderr, "\n") != 1 {

@@ -13,12 +13,14 @@ import (
 	"github.com/cdnapi/cdnapi/internal/auth"
 )
 
-const keysSynopsis = `keys create --project NAME [--name LABEL] [--expires-in DURATION] | list [--project NAME] | revoke ID  [--db DSN]
+const keysSynopsis = `keys create --project NAME [--name LABEL] [--expires-in DURATION] | list [--project NAME] | revoke ID|KEY  [--db DSN]
 
 API keys authenticate requests when serve runs with --auth required; a key
 lists the files of its project. create prints the new key, once, alone on
 stdout: the store keeps only its SHA-256 hash. A key revoked or expired is
-refused by every serving process within 5 seconds.`
+refused by every serving process within 5 seconds. list shows each key's
+first characters (PREFIX, such as cdk_AbC9…), so that a key found in a log
+can be matched to its ID; revoke takes the ID, or the key itself.`
 
 func runKeys(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet("keys", keysSynopsis, env.stdout)
@@ -42,8 +44,8 @@ func runKeys(ctx context.Context, env *environment, args []string) error {
 		}
 	case len(args) == 1 && args[0] == "list":
 	case len(args) == 2 && args[0] == "revoke":
-		if !strings.HasPrefix(args[1], auth.IDPrefix) {
-			return usageError{fmt.Sprintf("keys revoke: %q is not a key ID; IDs start with %q (see cdnapi keys list)", args[1], auth.IDPrefix)}
+		if !strings.HasPrefix(args[1], auth.IDPrefix) && !auth.WellFormed(args[1]) {
+			return usageError{fmt.Sprintf("keys revoke: want a key ID (%s…, see cdnapi keys list) or the key itself (%s…)", auth.IDPrefix, auth.KeyPrefix)}
 		}
 	default:
 		return usageError{"keys: want create --project NAME, list or revoke ID (see cdnapi keys --help)"}
@@ -69,12 +71,16 @@ func runKeys(ctx context.Context, env *environment, args []string) error {
 		fmt.Fprintf(env.stderr, "created %s for project %s; the key above is shown only once\n", rec.ID, rec.Project)
 		return nil
 	case "revoke":
-		if err := st.RevokeKey(ctx, args[1], now); errors.Is(err, cdnapi.ErrNotFound) {
-			return fmt.Errorf("keys revoke: there is no key %s (see cdnapi keys list)", args[1])
+		id, err := keyID(ctx, st, args[1])
+		if err != nil {
+			return err
+		}
+		if err := st.RevokeKey(ctx, id, now); errors.Is(err, cdnapi.ErrNotFound) {
+			return fmt.Errorf("keys revoke: there is no key %s (see cdnapi keys list)", id)
 		} else if err != nil {
 			return fmt.Errorf("keys revoke: %w", err)
 		}
-		fmt.Fprintf(env.stdout, "revoked %s; serving processes refuse it within %v\n", args[1], auth.DefaultRefreshInterval)
+		fmt.Fprintf(env.stdout, "revoked %s; serving processes refuse it within %v\n", id, auth.DefaultRefreshInterval)
 		return nil
 	}
 	keys, err := st.APIKeys(ctx, *project)
@@ -85,10 +91,31 @@ func runKeys(ctx context.Context, env *environment, args []string) error {
 	return nil
 }
 
-// printKeys shows keys as a table, never their hashes.
+// keyID returns the ID of the key that arg names: arg itself when it is an
+// ID, else the ID of the key whose hash is arg's. The key itself is never
+// printed: it may be a live secret pasted from a leak.
+func keyID(ctx context.Context, st cdnapi.KeyStore, arg string) (string, error) {
+	if strings.HasPrefix(arg, auth.IDPrefix) {
+		return arg, nil
+	}
+	keys, err := st.APIKeys(ctx, "")
+	if err != nil {
+		return "", fmt.Errorf("keys revoke: %w", err)
+	}
+	hash := auth.Hash(arg)
+	for _, k := range keys {
+		if k.Hash == hash {
+			return k.ID, nil
+		}
+	}
+	return "", fmt.Errorf("keys revoke: no key of this database is %s… (see cdnapi keys list)", arg[:len(auth.KeyPrefix)+auth.ShownChars])
+}
+
+// printKeys shows keys as a table, never their hashes; a key's first
+// characters only (PREFIX), which give away 24 of its 190 bits.
 func printKeys(env *environment, keys []cdnapi.APIKey, now time.Time) {
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPROJECT\tNAME\tCREATED\tEXPIRES\tLAST USED\tREVOKED")
+	fmt.Fprintln(tw, "ID\tPREFIX\tPROJECT\tNAME\tCREATED\tEXPIRES\tLAST USED\tREVOKED")
 	for _, k := range keys {
 		label := "-"
 		if k.Label != "" {
@@ -98,8 +125,19 @@ func printKeys(env *environment, keys []cdnapi.APIKey, now time.Time) {
 		if !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt) {
 			expires += " (expired)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Project, label,
-			cdnapi.Timestamp(k.CreatedAt), expires, orDash(k.LastUsed, "never"), orDash(k.RevokedAt, "-"))
+		prefix := "-" // a key made before prefixes were kept
+		if k.Prefix != "" {
+			prefix = k.Prefix + "…"
+		}
+		used := k.LastUsed
+		if !used.IsZero() && used.Before(k.CreatedAt) {
+			// Uses are recorded by the minute; a key created at 10:30:45
+			// and used at once was not used at 10:30:00. The verifier now
+			// records no earlier than the creation; older rows may hold it.
+			used = k.CreatedAt
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, prefix, k.Project, label,
+			cdnapi.Timestamp(k.CreatedAt), expires, orDash(used, "never"), orDash(k.RevokedAt, "-"))
 	}
 	tw.Flush()
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -11,7 +10,7 @@ import (
 )
 
 func TestKeysCommand(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "keys.db")
+	db := migratedDB(t, "keys.db")
 	out, errOut := mustRunCmd(t, "", "keys", "create", "--project", "alpha", "--name", "ci deploy", "--db", db)
 	key := strings.TrimSuffix(out, "\n")
 	if !auth.WellFormed(key) || strings.Count(out, "\n") != 1 {
@@ -25,13 +24,15 @@ func TestKeysCommand(t *testing.T) {
 
 	out, _ = mustRunCmd(t, "", "keys", "list", "--db", db)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	alpha := regexp.MustCompile(`(?m)^` + id + ` +alpha +"ci deploy" +\S+Z +never +never +-$`)
-	beta := regexp.MustCompile(`(?m)^key_\w+ +beta +- +\S+Z +\S+Z +never +-$`)
+	// PREFIX is the key's first 8 characters, enough to match a key found
+	// in a log to its ID.
+	alpha := regexp.MustCompile(`(?m)^` + id + ` +` + regexp.QuoteMeta(key[:8]) + `… +alpha +"ci deploy" +\S+Z +never +never +-$`)
+	beta := regexp.MustCompile(`(?m)^key_\w+ +cdk_\w{4}… +beta +- +\S+Z +\S+Z +never +-$`)
 	if len(lines) != 3 || !strings.HasPrefix(lines[0], "ID ") || !alpha.MatchString(out) || !beta.MatchString(out) {
 		t.Errorf("keys list printed\n%s", out)
 	}
 	hash := auth.Hash(key)
-	if strings.Contains(out, key) || strings.Contains(out, key[4:]) || strings.Contains(strings.ToLower(out), "sha") ||
+	if strings.Contains(out, key[:9]) || strings.Contains(out, key[8:12]) || strings.Contains(strings.ToLower(out), "sha") ||
 		strings.Contains(out, string(hash[:])) {
 		t.Errorf("keys list shows the key or its hash:\n%s", out)
 	}
@@ -49,6 +50,19 @@ func TestKeysCommand(t *testing.T) {
 		t.Errorf("the revoked key shows no revocation time:\n%s", out)
 	}
 
+	// A leaked key is revoked by the key itself: its hash finds its ID.
+	leaked, _ := mustRunCmd(t, "", "keys", "create", "--project", "gamma", "--db", db)
+	leaked = strings.TrimSpace(leaked)
+	out, _ = mustRunCmd(t, "", "keys", "revoke", leaked, "--db", db)
+	list, _ := mustRunCmd(t, "", "keys", "list", "--project", "gamma", "--db", db)
+	leakedID := regexp.MustCompile(`key_\w+`).FindString(list)
+	if !strings.Contains(out, "revoked "+leakedID) || strings.Contains(out, leaked[:9]) {
+		t.Errorf("keys revoke KEY printed %q, want the ID %s and not the key", out, leakedID)
+	}
+	if !regexp.MustCompile(`\d\dZ\s*$`).MatchString(list) {
+		t.Errorf("the key revoked by itself shows no revocation time:\n%s", list)
+	}
+
 	for _, tt := range []struct {
 		name  string
 		args  []string
@@ -59,7 +73,8 @@ func TestKeysCommand(t *testing.T) {
 		{"bad project", []string{"keys", "create", "--project", "a b"}, true, "--project"},
 		{"negative expiry", []string{"keys", "create", "--project", "a", "--expires-in", "-1h"}, true, "--expires-in"},
 		{"unknown key", []string{"keys", "revoke", "key_nope"}, false, "there is no key key_nope"},
-		{"not an ID", []string{"keys", "revoke", key}, true, "is not a key ID"},
+		{"not an ID", []string{"keys", "revoke", "cdk_short"}, true, "want a key ID"},
+		{"unknown key itself", []string{"keys", "revoke", "cdk_" + strings.Repeat("A", 32)}, false, "no key of this database is cdk_AAAA…"},
 		{"no verb", []string{"keys"}, true, "want create"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

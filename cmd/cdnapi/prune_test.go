@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -31,7 +30,7 @@ func oldAndNewAssets(t *testing.T, db string) (old, recent string) {
 }
 
 func TestPruneCommand(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "prune.db")
+	db := migratedDB(t, "prune.db")
 	_, recent := oldAndNewAssets(t, db)
 	out, _ := mustRunCmd(t, "", "prune", "--older-than", "168h", "--db", db)
 	if !strings.HasPrefix(out, "deleted 1 assets created before ") {
@@ -54,7 +53,7 @@ func TestPruneCommand(t *testing.T) {
 // serve prunes in the background: with the default retention of 7 days the
 // asset of ten days ago goes, and the one of yesterday stays.
 func TestServePrunesOldAssets(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "serve-prune.db")
+	db := migratedDB(t, "serve-prune.db")
 	old, recent := oldAndNewAssets(t, db)
 	s := startServe(t, nil, "--db", db, "--prune-interval", "50ms")
 	v := apitest.NewValidator(t)

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -127,7 +126,7 @@ func (e *testEdge) stop() {
 // the edge stops, comes back, slows down and flaps, and while an operator
 // has put the region under maintenance; then the incidents it left.
 func TestServeRegionProbes(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "probes.db")
+	db := migratedDB(t, "probes.db")
 	mustRunCmd(t, demoRegionsNDJSON(t), "ingest", "regions", "--db", db)
 	edge := startTestEdge(t)
 	// ZZZ9 is in no store: serve warns and carries on.

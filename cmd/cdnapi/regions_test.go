@@ -2,14 +2,13 @@ package main
 
 import (
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
 func TestRegionsCommand(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "regions.db")
+	db := migratedDB(t, "regions.db")
 	mustRunCmd(t, demoRegionsNDJSON(t), "ingest", "regions", "--db", db)
 
 	out, _ := mustRunCmd(t, "", "regions", "list", "--db", db)

@@ -420,7 +420,7 @@ func TestSubcommandHelp(t *testing.T) {
 }
 
 func TestStatusCommand(t *testing.T) {
-	db := "sqlite:" + filepath.Join(t.TempDir(), "status.db")
+	db := migratedDB(t, "status.db")
 	steps := []struct {
 		args []string
 		want string // a line of the output

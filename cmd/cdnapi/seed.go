@@ -35,7 +35,7 @@ func runSeed(ctx context.Context, env *environment, args []string) error {
 		}
 		end = t.UTC()
 	}
-	st, err := db.openMigrated(ctx)
+	st, err := db.createMigrated(ctx, func(path string) { fmt.Fprintf(env.stdout, "created %s\n", path) })
 	if err != nil {
 		return err
 	}

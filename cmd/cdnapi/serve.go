@@ -111,14 +111,15 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	build := buildinfo.Read()
-	logger.Info("starting", "version", build.Version, "revision", build.RevisionLabel(), "go_version", build.GoVersion)
+	logger.Info("starting", "version", build.Version, "revision", build.RevisionLabel(), "go_version", build.GoVersion,
+		"db", describeDB(*cfg.db.dsn))
 	// The access log goes through a buffer, written out when full, every
 	// second and when serve stops: one write per request would cost more
 	// than the hot page itself.
 	accessBuf := logbuf.New(env.stderr, logbuf.DefaultSize, logbuf.DefaultInterval)
 	defer accessBuf.Close()
 	accessLog, _ := newAccessLogger(accessBuf, cfg.logFormat, cfg.logLevel) // checked just above
-	st, err := cfg.db.openMigrated(ctx)
+	st, err := cfg.db.createMigrated(ctx, func(path string) { logger.Info("created database", "path", path) })
 	if err != nil {
 		return err
 	}

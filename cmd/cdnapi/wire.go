@@ -128,6 +128,8 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 		OpenAPI:       api.JSON(),
 		Guard:         guard.wrap,
 		Streams:       svc.streams,
+		APIURL:        baseURL(svc.listeners.api.l.Addr()),
+		EdgeURL:       baseURL(svc.listeners.edge.l.Addr()),
 	}
 	svc.listeners.api.srv = newServer(httpapi.NewAPI(httpCfg), logger, svc.draining)
 	svc.listeners.edge.srv = newServer(httpapi.NewEdge(httpCfg), logger, svc.draining)

@@ -19,7 +19,7 @@ func TestNewKey(t *testing.T) {
 		if !WellFormed(key) || len(key) != 36 || !strings.HasPrefix(rec.ID, IDPrefix) {
 			t.Fatalf("NewKey = %q, %q: malformed", key, rec.ID)
 		}
-		if rec.Hash != Hash(key) || rec.Project != "alpha" || rec.Label != "ci" {
+		if rec.Hash != Hash(key) || rec.Project != "alpha" || rec.Label != "ci" || rec.Prefix != key[:len(KeyPrefix)+ShownChars] {
 			t.Fatalf("record %+v does not describe key %q", rec, key)
 		}
 		if !rec.CreatedAt.Equal(now.Truncate(time.Second)) || !rec.ExpiresAt.Equal(now.Add(time.Hour).Truncate(time.Second)) {
@@ -193,5 +193,26 @@ func TestLastUsed(t *testing.T) {
 		if !k.LastUsed.Equal(want) {
 			t.Errorf("%s: LastUsed %v, want %v (b is %s)", k.ID, k.LastUsed, want, bRec.ID)
 		}
+	}
+}
+
+// A key used in the minute it was created reads as used when it was
+// created, not at the start of that minute, before it existed.
+func TestLastUsedNotBeforeCreation(t *testing.T) {
+	st := teststore.SQLite(t)
+	created := time.Date(2026, 11, 20, 10, 30, 45, 0, time.UTC)
+	a, aRec := newKey(t, st, "alpha", created, time.Time{})
+	v := New(st, Config{})
+	if err := v.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	v.Verify(a, created.Add(5*time.Second))
+	v.Flush(t.Context())
+	keys, err := st.APIKeys(t.Context(), "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != 1 || keys[0].ID != aRec.ID || keys[0].LastUsed.Before(keys[0].CreatedAt) {
+		t.Fatalf("keys = %+v: last used before created %v", keys, created)
 	}
 }

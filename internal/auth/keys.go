@@ -32,6 +32,11 @@ const IDPrefix = "key_"
 // characters carry 190 bits, well over the 128 the contract asks for.
 const keyChars = 32
 
+// ShownChars is how many of a key's random characters its record keeps
+// and keys list shows, after KeyPrefix: 4 base62 characters give away 24 of
+// its 190 bits, and tell the keys of one deployment apart at a glance.
+const ShownChars = 4
+
 // idChars is the number of random characters of a key ID: 16 base62
 // characters make collisions negligible; IDs are not secret.
 const idChars = 16
@@ -44,6 +49,7 @@ func NewKey(project, label string, now, expires time.Time) (key string, rec cdna
 	rec = cdnapi.APIKey{
 		ID:        IDPrefix + randomBase62(idChars),
 		Hash:      Hash(key),
+		Prefix:    key[:len(KeyPrefix)+ShownChars],
 		Project:   project,
 		Label:     label,
 		CreatedAt: now.UTC().Truncate(time.Second),

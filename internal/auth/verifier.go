@@ -174,8 +174,14 @@ func (v *Verifier) recordUse(e *entry, now time.Time) {
 	if last >= minute || !e.lastUsed.CompareAndSwap(last, minute) {
 		return
 	}
+	// The minute, but never before the key was created: a key used in the
+	// minute it was made must not read as used before it existed.
+	at := time.Unix(minute*60, 0).UTC()
+	if at.Before(e.key.CreatedAt) {
+		at = e.key.CreatedAt
+	}
 	v.mu.Lock()
-	v.pending[e.key.ID] = time.Unix(minute*60, 0).UTC()
+	v.pending[e.key.ID] = at
 	v.mu.Unlock()
 }
 

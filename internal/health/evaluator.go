@@ -294,6 +294,12 @@ func (e *Evaluator) publishLocked(logChanges bool) cdnapi.StatusDocument {
 		e.observed[name] = observation{status: s, at: now, operator: operator, message: o.Message,
 			draining: name == cdnapi.ComponentAPI && e.draining && !operator}
 		doc.Components[i] = cdnapi.Component{Name: name, Status: s}
+		if operator && !o.Until.IsZero() {
+			if doc.Until == nil {
+				doc.Until = map[string]time.Time{}
+			}
+			doc.Until[name] = o.Until // the end the status page shows
+		}
 		doc.Status = cdnapi.Worst(doc.Status, s)
 		statuses[name] = s
 

@@ -71,6 +71,9 @@ func TestEvaluate(t *testing.T) {
 		// timing that a busy machine could change.
 		want        map[string]cdnapi.Status
 		wantOverall cdnapi.Status // "" when it depends on an unchecked component
+		// wantUntil is the document's Until: the ends of the operators'
+		// statuses in force.
+		wantUntil map[string]time.Time
 	}{
 		{
 			name:        "all operational without health checks",
@@ -126,6 +129,7 @@ func TestEvaluate(t *testing.T) {
 			overrides:   []cdnapi.ComponentOverride{{Name: "Upload Service", Status: maint, Until: testNow.Add(time.Hour)}},
 			want:        map[string]cdnapi.Status{"Upload Service": maint},
 			wantOverall: "",
+			wantUntil:   map[string]time.Time{"Upload Service": testNow.Add(time.Hour).Truncate(time.Second)}, // stored in whole seconds
 		},
 		{
 			name:        "operator override of a measured component",
@@ -202,6 +206,14 @@ func TestEvaluate(t *testing.T) {
 			}
 			if tt.wantOverall != "" && got.Status != tt.wantOverall {
 				t.Errorf("overall status %s, want %s", got.Status, tt.wantOverall)
+			}
+			if len(got.Until) != len(tt.wantUntil) {
+				t.Errorf("until %v, want %v", got.Until, tt.wantUntil)
+			}
+			for name, want := range tt.wantUntil {
+				if !got.Until[name].Equal(want) {
+					t.Errorf("%s until %v, want %v", name, got.Until[name], want)
+				}
 			}
 			if doc := e.Document(); doc.Status != got.Status || doc.UpdatedAt != got.UpdatedAt {
 				t.Errorf("Document() = %+v, not the document Evaluate published (%+v)", doc, got)

@@ -3,6 +3,7 @@ package health
 import (
 	"context"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
@@ -158,9 +159,6 @@ type regionRound struct {
 // probeRegions starts the round's probe of every region on wg, and the read
 // of the store's regions when Config.Regions is set.
 func (e *Evaluator) probeRegions(ctx context.Context, goFn func(func()), rr *regionRound) {
-	if len(e.regions) == 0 {
-		return
-	}
 	rr.results = make([]measurement, len(e.regions))
 	for i, r := range e.regions {
 		goFn(func() { rr.results[i] = e.probeURL(ctx, r.URL) })
@@ -188,15 +186,16 @@ func (e *Evaluator) probeRegions(ctx context.Context, goFn func(func()), rr *reg
 // one changed), and queues the history of the regions the store knows.
 // e.mu must be held.
 func (e *Evaluator) regionsLocked(rr regionRound, now time.Time) {
-	if len(e.regions) == 0 {
-		return
-	}
 	if e.cfg.Regions != nil && rr.err == nil {
 		e.storedRegions = map[string]cdnapi.Region{}
 		for _, r := range rr.stored {
 			e.storedRegions[r.Code] = r
 		}
 		e.storedKnown = true
+		e.operatorRegionsLocked(rr.stored, now)
+	}
+	if len(e.regions) == 0 {
+		return
 	}
 	// When the read fails, the regions last read stay in force, as the
 	// component overrides do; storage reports the failure itself.
@@ -281,6 +280,37 @@ func (e *Evaluator) regionHistoryLocked(r *regionState, status cdnapi.Status, no
 	}
 	if u, ok := d.observe(name, o); ok {
 		e.queueLocked(historyOp{update: &u})
+	}
+}
+
+// operatorRegionsLocked records the incidents of the regions that are not
+// probed, as read from the store: a status an operator set (regions
+// set-status, or ingest) opens, raises or resolves the region's incident at
+// once, as an operator's status of a component does, so that the status
+// page and the incidents list show a region in trouble whether or not its
+// edge is probed. The store records the status changes themselves. e.mu
+// must be held.
+func (e *Evaluator) operatorRegionsLocked(stored []cdnapi.Region, now time.Time) {
+	for _, r := range stored {
+		if slices.ContainsFunc(e.regions, func(p *regionState) bool { return p.Code == r.Code }) {
+			continue // regionHistoryLocked records it
+		}
+		status, operator := OperatorStatus(r)
+		if !operator {
+			status = cdnapi.StatusOperational
+		}
+		name := RegionIncidentPrefix + r.Code
+		d := e.dampers[name]
+		if d == nil {
+			d = &damper{}
+			e.dampers[name] = d
+		}
+		// Operational is an operator's observation too: it resolves at
+		// once, and at the first round it resolves an incident left open
+		// by an earlier process.
+		if u, ok := d.observe(name, observation{status: status, at: now, operator: true}); ok {
+			e.queueLocked(historyOp{update: &u})
+		}
 	}
 }
 

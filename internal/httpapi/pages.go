@@ -28,6 +28,11 @@ const statusPageIncidents = 10
 
 const contentTypeHTML = "text/html; charset=utf-8"
 
+// addresses are the base URLs the pages name.
+func (cfg Config) addresses() pages.Addresses {
+	return pages.Addresses{API: cfg.APIURL, Edge: cfg.EdgeURL}
+}
+
 // handlePage serves a page rendered once, at start. Its ETag and gzip
 // coding are computed once, here.
 func handlePage(p pages.Page) http.Handler {
@@ -56,6 +61,7 @@ func handleStatusPage(cfg Config) http.Handler {
 			st := kept.read(r, cfg, now)
 			d.Regions, d.RegionsErr = st.regions, st.regionsErr
 			d.Incidents, d.Uptime, d.HistoryErr = st.incidents, st.uptime, st.historyErr
+			d.MeasuredSince = st.since
 		}
 		p := pages.Status(d)
 		rep := representation{contentType: contentTypeHTML, cacheControl: cacheStatus, csp: p.CSP, body: p.Body}
@@ -105,6 +111,7 @@ type storedStatus struct {
 	regionsErr bool
 	incidents  []cdnapi.Incident
 	uptime     []cdnapi.Uptime
+	since      time.Time // when the history starts; zero for none
 	historyErr bool
 }
 
@@ -123,7 +130,7 @@ func readStatusPage(r *http.Request, cfg Config, now time.Time) storedStatus {
 	}
 	st.incidents, err = cfg.History.ListIncidents(ctx, cdnapi.IncidentQuery{Limit: statusPageIncidents})
 	if err == nil {
-		_, st.uptime, err = cdnapi.ReadUptime(ctx, cfg.History, now)
+		st.since, st.uptime, err = cdnapi.ReadUptime(ctx, cfg.History, now)
 	}
 	if err != nil {
 		st.incidents, st.uptime, st.historyErr = nil, nil, true

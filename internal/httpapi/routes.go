@@ -29,8 +29,8 @@ func addAPIRoutes(rt *router, cfg Config) {
 		rt.resource(pathIncidentsFeed, serveRendered(renderIncidentsFeed(cfg)))
 	}
 	rt.resource("/api/v1/openapi.json", handleOpenAPI(cfg.OpenAPI))
-	rt.resource("/{$}", handlePage(pages.Index()))
-	rt.resource("/docs", handlePage(pages.MustDocs(cfg.OpenAPI)))
+	rt.resource("/{$}", handlePage(pages.Index(cfg.addresses())))
+	rt.resource("/docs", handlePage(pages.MustDocs(cfg.OpenAPI, cfg.addresses())))
 	rt.resource("/status", handleStatusPage(cfg))
 
 	rt.missing("/api/v1/regions", "regions are served on the edge address, not on the API address")

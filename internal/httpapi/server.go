@@ -77,6 +77,10 @@ type Config struct {
 	// Streams bounds the live status streams (API listener only); nil does
 	// not serve GET /api/v1/status/stream.
 	Streams *StatusStreams
+	// APIURL and EdgeURL are the base URLs of the two listeners as people
+	// reach them ("http://127.0.0.1:8080"), which the pages at / and /docs
+	// name and link to. Empty: the OpenAPI document's defaults.
+	APIURL, EdgeURL string
 	// Guard, when set, wraps the handler of every resource of both public
 	// listeners, after method dispatch, so it sees only GET and HEAD:
 	// preflights, 404s and 405s never reach it. It is called once per route at

@@ -1,6 +1,7 @@
 // Package localcdn runs a whole CDN on this machine, on loopback, from
 // throwaway processes in a temporary directory: an origin (Debian's nginx
-// serving a few hundred generated files), three nginx edges caching it as the
+// serving a few hundred generated files, which `cdnapi origin sync --follow`
+// lists as the files of project "default"), three nginx edges caching it as the
 // regions FRA1, IAD1 and SIN1, each logging in the format of
 // deploy/nginx/cdnapi-log.conf with a `cdnapi follow` tailing its log into a
 // SQLite database, and `cdnapi serve` over that database, probing each edge's
@@ -188,10 +189,15 @@ func (c *CDN) Status(ctx context.Context) []Health {
 			out = append(out, h)
 			continue
 		}
+		if p.Kind == kindSync { // no address: running is all it shows
+			h.OK, h.Detail = true, "lists "+c.originRoot()+" as project "+Project+"; log "+p.Log
+			out = append(out, h)
+			continue
+		}
 		var u string
 		switch {
 		case p.Name == "origin":
-			u, h.Detail = "http://"+p.Addr+"/index.html", "serves "+filepath.Join(c.Dir, "origin", "files")
+			u, h.Detail = "http://"+p.Addr+"/index.html", "serves "+c.originRoot()
 		case p.Kind == kindNginx:
 			e := c.edge(p.Name)
 			u, h.Detail = "http://"+p.Addr+"/health", "log "+e.Log

@@ -3,11 +3,13 @@ package localcdn
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -229,4 +231,59 @@ func TestUp(t *testing.T) {
 	if got[ids[0]] != "MISS" || got[ids[1]] != "HIT" || len(got) != 2 {
 		t.Errorf("assets of FRA1: %+v; want %s MISS and %s HIT", page.Data, ids[0], ids[1])
 	}
+
+	// The files list is the origin's, and follows it.
+	files := listFiles(t, a.API)
+	if len(files) != 321 {
+		t.Errorf("the files list holds %d files, want the origin's 321", len(files))
+	}
+	_, body := get(t, "http://"+a.Origin+"/static/js/app-001.js")
+	if want := fmt.Sprintf("sha256:%x", sha256.Sum256(body)); files["static/js/app-001.js"] != want {
+		t.Errorf("static/js/app-001.js listed with checksum %q, want %s", files["static/js/app-001.js"], want)
+	}
+	if err := os.WriteFile(filepath.Join(c.originRoot(), "img", "new.txt"), []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(c.originRoot(), "index.html"))
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		files = listFiles(t, a.API)
+		_, added := files["img/new.txt"]
+		_, removed := files["index.html"]
+		if added && !removed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("10s after img/new.txt was added and index.html removed, the list has them: %v, %v", added, removed)
+		}
+	}
+}
+
+// listFiles pages through the files list of the API at addr, and returns
+// each file's checksum by filename.
+func listFiles(t *testing.T, addr string) map[string]string {
+	t.Helper()
+	files := make(map[string]string)
+	u := "http://" + addr + "/api/v1/files?limit=100"
+	for range 100 {
+		var page struct {
+			Data []struct {
+				Filename string `json:"filename"`
+				Checksum string `json:"checksum"`
+			} `json:"data"`
+			NextCursor *string `json:"next_cursor"`
+		}
+		_, body := get(t, u)
+		if err := json.Unmarshal(body, &page); err != nil {
+			t.Fatalf("GET %s: %v: %s", u, err, body)
+		}
+		for _, f := range page.Data {
+			files[f.Filename] = f.Checksum
+		}
+		if page.NextCursor == nil {
+			return files
+		}
+		u = "http://" + addr + "/api/v1/files?limit=100&cursor=" + url.QueryEscape(*page.NextCursor)
+	}
+	t.Fatal("the files list does not end")
+	return nil
 }

@@ -79,6 +79,9 @@ func Up(ctx context.Context, o Options) (c *CDN, err error) {
 	if err := c.startOrigin(ctx, say); err != nil {
 		return c, err
 	}
+	if err := c.startOriginSync(ctx, say); err != nil {
+		return c, err
+	}
 	if err := c.startEdges(ctx, o.Addrs, say); err != nil {
 		return c, err
 	}
@@ -124,7 +127,7 @@ func (c *CDN) loadRegions(ctx context.Context) error {
 
 // startOrigin writes the origin's files and starts nginx serving them.
 func (c *CDN) startOrigin(ctx context.Context, say func(string, ...any)) error {
-	root := filepath.Join(c.Dir, "origin", "files")
+	root := c.originRoot()
 	n, total, err := writeOrigin(root)
 	if err != nil {
 		return err

@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
+
+	"github.com/cdnapi/cdnapi"
 )
 
 //go:embed migrations/*.sql
@@ -44,12 +46,20 @@ const migrationLockKey = "cdnapi migrations in schema "
 // migrated past what this one knows. Options.StatementTimeout does not apply
 // to migrations, which may rebuild large tables.
 func (s *Store) Migrate(ctx context.Context) error {
+	_, err := s.ApplyMigrations(ctx)
+	return err
+}
+
+// ApplyMigrations is Migrate, and reports each migration applied and the
+// schema's version after.
+func (s *Store) ApplyMigrations(ctx context.Context) (cdnapi.Migrations, error) {
+	var out cdnapi.Migrations
 	db, binary, err := s.schemaVersion(ctx)
 	if err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
+		return out, fmt.Errorf("postgres: migrate: %w", err)
 	}
 	if db > binary {
-		return schemaNewer(db, binary)
+		return out, schemaNewer(db, binary)
 	}
 
 	cc := s.primary.Config().ConnConfig // a copy
@@ -58,7 +68,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 	defer sqlDB.Close()
 	var schema string
 	if err := s.primary.QueryRow(ctx, `SELECT coalesce(current_schema(), '')`).Scan(&schema); err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
+		return out, fmt.Errorf("postgres: migrate: %w", err)
 	}
 	key := fnv.New64a()
 	key.Write([]byte(migrationLockKey + schema))
@@ -67,7 +77,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 		lock.WithLockTimeout(1, 300), // poll each second, for five minutes
 	)
 	if err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
+		return out, fmt.Errorf("postgres: migrate: %w", err)
 	}
 	p, err := goose.NewProvider(goose.DialectPostgres, sqlDB, migrations(),
 		goose.WithSessionLocker(locker),
@@ -75,12 +85,35 @@ func (s *Store) Migrate(ctx context.Context) error {
 		goose.WithLogger(goose.NopLogger()),   // callers report; the library stays quiet
 	)
 	if err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
+		return out, fmt.Errorf("postgres: migrate: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("postgres: migrate: %w", err)
+	applied, err := p.Up(ctx)
+	out = migrationsFrom(applied, db)
+	if err != nil {
+		return out, fmt.Errorf("postgres: migrate: %w", err)
 	}
-	return nil
+	if len(applied) == 0 {
+		// Another process may have migrated while this one waited for
+		// the lock: report the version the schema has now.
+		if out.Version, _, err = s.schemaVersion(ctx); err != nil {
+			return out, fmt.Errorf("postgres: migrate: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// migrationsFrom turns goose's results into cdnapi's, from the version the
+// schema had before.
+func migrationsFrom(results []*goose.MigrationResult, before int64) cdnapi.Migrations {
+	out := cdnapi.Migrations{Version: before}
+	for _, r := range results {
+		if r.Error != nil || r.Source == nil {
+			continue
+		}
+		out.Applied = append(out.Applied, cdnapi.Migration{Version: r.Source.Version, Name: path.Base(r.Source.Path), Took: r.Duration})
+		out.Version = max(out.Version, r.Source.Version)
+	}
+	return out
 }
 
 func schemaNewer(db, binary int64) error {

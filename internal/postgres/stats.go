@@ -1,13 +1,25 @@
 package postgres
 
-import "github.com/jackc/pgx/v5/pgxpool"
+import (
+	"github.com/jackc/pgx/v5/pgxpool"
 
-// PoolStats returns the statistics of the primary's pool and of the read
-// replica's, which is nil when the lists read from the primary.
-func (s *Store) PoolStats() (primary, replica *pgxpool.Stat) {
-	primary = s.primary.Stat()
+	"github.com/cdnapi/cdnapi"
+)
+
+// Name is the engine's name in metrics and messages.
+func (s *Store) Name() string { return "postgres" }
+
+// PoolStats returns the statistics of the primary's pool and, when the
+// lists read from a replica, of the replica's.
+func (s *Store) PoolStats() []cdnapi.PoolStats {
+	stats := []cdnapi.PoolStats{pool("primary", s.primary.Stat())}
 	if s.read != s.primary {
-		replica = s.read.Stat()
+		stats = append(stats, pool("replica", s.read.Stat()))
 	}
-	return primary, replica
+	return stats
+}
+
+func pool(name string, s *pgxpool.Stat) cdnapi.PoolStats {
+	return cdnapi.PoolStats{Pool: name, InUse: int(s.AcquiredConns()), Idle: int(s.IdleConns()),
+		Max: int(s.MaxConns()), Waits: s.EmptyAcquireCount()}
 }

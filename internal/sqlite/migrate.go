@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/database"
+
+	"github.com/cdnapi/cdnapi"
 )
 
 //go:embed migrations/*.sql
@@ -38,20 +41,29 @@ func (s *Store) provider() (*goose.Provider, error) {
 // is idempotent. It refuses, with ErrSchemaNewer, a database that a newer
 // binary has migrated past what this one knows.
 func (s *Store) Migrate(ctx context.Context) error {
+	_, err := s.ApplyMigrations(ctx)
+	return err
+}
+
+// ApplyMigrations is Migrate, and reports each migration applied and the
+// schema's version after.
+func (s *Store) ApplyMigrations(ctx context.Context) (cdnapi.Migrations, error) {
+	var out cdnapi.Migrations
 	p, err := s.provider()
 	if err != nil {
-		return fmt.Errorf("sqlite: migrate: %w", err)
+		return out, fmt.Errorf("sqlite: migrate: %w", err)
 	}
 	db, binary, err := p.GetVersions(ctx)
 	if err != nil {
-		return fmt.Errorf("sqlite: migrate: %w", err)
+		return out, fmt.Errorf("sqlite: migrate: %w", err)
 	}
 	if db > binary {
-		return fmt.Errorf("%w (database at version %d, binary knows up to %d)", ErrSchemaNewer, db, binary)
+		return out, fmt.Errorf("%w (database at version %d, binary knows up to %d)", ErrSchemaNewer, db, binary)
 	}
 	applied, err := p.Up(ctx)
+	out = migrations(applied, db)
 	if err != nil {
-		return fmt.Errorf("sqlite: migrate: %w", err)
+		return out, fmt.Errorf("sqlite: migrate: %w", err)
 	}
 	if len(applied) > 0 {
 		// A migration that rewrites a table fills the writer's page cache
@@ -59,8 +71,22 @@ func (s *Store) Migrate(ctx context.Context) error {
 		// for as long as serve runs: 383 MiB of RSS after 00007 on a million
 		// files. Hand it back; the writer of serve needs little.
 		if _, err := s.write.ExecContext(ctx, "PRAGMA shrink_memory"); err != nil {
-			return fmt.Errorf("sqlite: migrate: release the writer's cache: %w", err)
+			return out, fmt.Errorf("sqlite: migrate: release the writer's cache: %w", err)
 		}
 	}
-	return nil
+	return out, nil
+}
+
+// migrations turns goose's results into cdnapi's, from the version the
+// schema had before.
+func migrations(results []*goose.MigrationResult, before int64) cdnapi.Migrations {
+	out := cdnapi.Migrations{Version: before}
+	for _, r := range results {
+		if r.Error != nil || r.Source == nil {
+			continue
+		}
+		out.Applied = append(out.Applied, cdnapi.Migration{Version: r.Source.Version, Name: path.Base(r.Source.Path), Took: r.Duration})
+		out.Version = max(out.Version, r.Source.Version)
+	}
+	return out
 }

@@ -1,20 +1,14 @@
 package storemetrics
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
 
-// PoolStats is the state of one connection pool of a store, as the engine
-// reports it (database/sql's DBStats, pgxpool's Stat).
-type PoolStats struct {
-	Pool  string // which pool: for SQLite "read" or "write", for PostgreSQL "primary" or "replica"
-	InUse int    // connections handed out
-	Idle  int    // connections open and waiting for work
-	Max   int    // the most the pool opens; 0 for no bound
-	Waits int64  // acquisitions so far that had to wait for a connection
-}
+	"github.com/cdnapi/cdnapi"
+)
 
 // PoolCollector reports the pools of a store at every scrape.
 type PoolCollector struct {
-	stats func() []PoolStats
+	stats func() []cdnapi.PoolStats
 
 	conns, max, waits *prometheus.Desc
 }
@@ -22,7 +16,7 @@ type PoolCollector struct {
 // NewPoolCollector returns a collector of the pools that stats reports,
 // under the engine's name. stats is called at every scrape, so it must be
 // cheap and safe to call concurrently.
-func NewPoolCollector(engine string, stats func() []PoolStats) *PoolCollector {
+func NewPoolCollector(engine string, stats func() []cdnapi.PoolStats) *PoolCollector {
 	labels := prometheus.Labels{"engine": engine}
 	return &PoolCollector{
 		stats: stats,

@@ -9,26 +9,17 @@ import (
 	"github.com/cdnapi/cdnapi"
 )
 
-// Store is what serve holds of a store, and what Wrap measures.
-type Store interface {
-	cdnapi.Store
-	cdnapi.KeyStore
-	cdnapi.StatusHistory
-	// Migrate applies the migrations the database lacks.
-	Migrate(ctx context.Context) error
-}
-
-// measured is a Store whose calls are recorded in Metrics. Each method
+// measured is a cdnapi.Engine whose calls are recorded in Metrics. Each method
 // calls the store's and records its time and error; the calls of a Write's
 // transaction, a MoveLogPosition among them, are measured as the one write.
 type measured struct {
-	inner  Store
+	inner  cdnapi.Engine
 	m      *Metrics
 	engine string
 	calls  [numOps]prometheus.Observer // the latency series of each op, resolved once
 }
 
-// op is an operation of Store, an index into opNames and measured.calls.
+// op is an operation of cdnapi.Engine, an index into opNames and measured.calls.
 type op int
 
 const (
@@ -75,10 +66,18 @@ var opNames = [numOps]string{
 	"log_position", "log_positions", "delete_log_position",
 }
 
+// Measure returns st with every call recorded in reg, and registers there
+// the collector of its connection pools: what serve does with its store.
+func Measure(st cdnapi.Engine, reg prometheus.Registerer) cdnapi.Engine {
+	reg.MustRegister(NewPoolCollector(st.Name(), st.PoolStats))
+	return Wrap(st, NewMetrics(reg))
+}
+
 // Wrap returns st with every call recorded in m under the engine's name
-// ("sqlite", "postgres"). The latency series of every operation exist from
-// the start, at zero.
-func Wrap(st Store, engine string, m *Metrics) Store {
+// (st.Name(): "sqlite", "postgres"). The latency series of every operation
+// exist from the start, at zero.
+func Wrap(st cdnapi.Engine, m *Metrics) cdnapi.Engine {
+	engine := st.Name()
 	s := &measured{inner: st, m: m, engine: engine}
 	for o, name := range opNames {
 		s.calls[o] = m.calls.WithLabelValues(engine, name)
@@ -150,6 +149,15 @@ func (s *measured) Close() error {
 func (s *measured) Migrate(ctx context.Context) error {
 	return s.run(opMigrate, func() error { return s.inner.Migrate(ctx) })
 }
+
+func (s *measured) ApplyMigrations(ctx context.Context) (cdnapi.Migrations, error) {
+	return measure(s, opMigrate, func() (cdnapi.Migrations, error) { return s.inner.ApplyMigrations(ctx) })
+}
+
+// Name and PoolStats are not measured: they read no database.
+func (s *measured) Name() string { return s.inner.Name() }
+
+func (s *measured) PoolStats() []cdnapi.PoolStats { return s.inner.PoolStats() }
 
 // measure calls fn as the operation o and records it.
 func measure[T any](s *measured, o op, fn func() (T, error)) (T, error) {

@@ -54,7 +54,7 @@ func TestMeasuredStore(t *testing.T) {
 	ctx := context.Background()
 	inner := teststore.SQLite(t)
 	reg := prometheus.NewRegistry()
-	st := storemetrics.Wrap(inner, "sqlite", storemetrics.NewMetrics(reg))
+	st := storemetrics.Wrap(inner, storemetrics.NewMetrics(reg))
 
 	regions := storetest.Regions()
 	assets := storetest.Assets(30, storetest.RegionCodes(regions), 1)
@@ -138,11 +138,11 @@ func TestEngineTimeouts(t *testing.T) {
 		engine string
 		// open returns a migrated store with a short time limit, after
 		// making another connection hold the lock that the call waits for.
-		open func(t *testing.T) storemetrics.Store
-		call func(st storemetrics.Store) error
+		open func(t *testing.T) cdnapi.Engine
+		call func(st cdnapi.Engine) error
 		op   string
 	}{
-		{"sqlite", func(t *testing.T) storemetrics.Store {
+		{"sqlite", func(t *testing.T) cdnapi.Engine {
 			path := filepath.Join(t.TempDir(), "busy.db")
 			st, err := sqlite.Open(ctx, path, sqlite.Options{BusyTimeout: 20 * time.Millisecond})
 			if err != nil {
@@ -166,10 +166,10 @@ func TestEngineTimeouts(t *testing.T) {
 				t.Fatal(err)
 			}
 			return st
-		}, func(st storemetrics.Store) error {
+		}, func(st cdnapi.Engine) error {
 			return st.SetComponentOverride(ctx, cdnapi.ComponentOverride{Name: cdnapi.ComponentUpload, Status: cdnapi.StatusUnderMaintenance})
 		}, "set_component_override"},
-		{"postgres", func(t *testing.T) storemetrics.Store {
+		{"postgres", func(t *testing.T) cdnapi.Engine {
 			dsn := pgtest.NewSchema(t)
 			st, err := postgres.Open(ctx, dsn, postgres.Options{StatementTimeout: 50 * time.Millisecond})
 			if err != nil {
@@ -192,7 +192,7 @@ func TestEngineTimeouts(t *testing.T) {
 				t.Fatal(err)
 			}
 			return st
-		}, func(st storemetrics.Store) error {
+		}, func(st cdnapi.Engine) error {
 			_, err := st.ListRegions(ctx)
 			return err
 		}, "list_regions"},
@@ -200,7 +200,7 @@ func TestEngineTimeouts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.engine, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
-			st := storemetrics.Wrap(tt.open(t), tt.engine, storemetrics.NewMetrics(reg))
+			st := storemetrics.Wrap(tt.open(t), storemetrics.NewMetrics(reg))
 			err := tt.call(st)
 			if err == nil {
 				t.Fatal("the call did not wait past its limit")
@@ -265,7 +265,7 @@ func BenchmarkListFiles(b *testing.B) {
 		st   cdnapi.FileReader
 	}{
 		{"direct", inner},
-		{"measured", storemetrics.Wrap(inner, "sqlite", storemetrics.NewMetrics(prometheus.NewRegistry()))},
+		{"measured", storemetrics.Wrap(inner, storemetrics.NewMetrics(prometheus.NewRegistry()))},
 	} {
 		b.Run(bb.name, func(b *testing.B) {
 			b.ReportAllocs()
@@ -273,6 +273,68 @@ func BenchmarkListFiles(b *testing.B) {
 				if _, err := bb.st.ListFiles(ctx, q); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+	}
+}
+
+// Measure needs nothing of an engine but cdnapi.Engine: its name labels the
+// series, its pools are collected, and the measured engine answers both as
+// the engine does.
+func TestMeasureEngine(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		open  func(t *testing.T) cdnapi.Engine
+		pools []string
+	}{
+		{"sqlite", func(t *testing.T) cdnapi.Engine { return teststore.SQLite(t) }, []string{"read", "write"}},
+		{"postgres", func(t *testing.T) cdnapi.Engine { return teststore.Postgres(t) }, []string{"primary"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			st := storemetrics.Measure(tt.open(t), reg)
+			if st.Name() != tt.name {
+				t.Errorf("Name() = %q, want %q", st.Name(), tt.name)
+			}
+			var pools []string
+			for _, p := range st.PoolStats() {
+				pools = append(pools, p.Pool)
+				if p.Max <= 0 {
+					t.Errorf("pool %s: Max %d", p.Pool, p.Max)
+				}
+			}
+			if fmt.Sprint(pools) != fmt.Sprint(tt.pools) {
+				t.Errorf("pools %v, want %v", pools, tt.pools)
+			}
+			if err := st.Ping(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			families, err := reg.Gather()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var series []string
+			for _, f := range families {
+				if f.GetName() != "cdnapi_store_pool_max_connections" {
+					continue
+				}
+				for _, m := range f.GetMetric() {
+					labels := map[string]string{}
+					for _, l := range m.GetLabel() {
+						labels[l.GetName()] = l.GetValue()
+					}
+					series = append(series, labels["engine"]+"/"+labels["pool"])
+				}
+			}
+			var want []string
+			for _, p := range tt.pools {
+				want = append(want, tt.name+"/"+p)
+			}
+			if fmt.Sprint(series) != fmt.Sprint(want) {
+				t.Errorf("pool series %v, want %v", series, want)
+			}
+			if n := testutil.CollectAndCount(reg, "cdnapi_store_call_duration_seconds"); n == 0 {
+				t.Error("no call series under the engine's name")
 			}
 		})
 	}

@@ -63,6 +63,7 @@ func testKeysRoundTrip(t *testing.T, s cdnapi.KeyStore) {
 	}
 	full := Key("Full1", "alpha", 0)
 	full.Label = "CI déploiement ✓"
+	full.Prefix = "cdk_Full"                           // what keys list shows; bare has none, as keys made before it was kept
 	full.CreatedAt = Epoch.Add(500 * time.Millisecond) // stored as whole seconds
 	full.ExpiresAt = Epoch.Add(24*time.Hour + 900*time.Millisecond)
 	full.LastUsed = Epoch.Add(time.Minute)
@@ -90,7 +91,7 @@ func testKeysRoundTrip(t *testing.T, s cdnapi.KeyStore) {
 }
 
 func sameKey(a, b cdnapi.APIKey) bool {
-	return a.ID == b.ID && a.Hash == b.Hash && a.Project == b.Project && a.Label == b.Label &&
+	return a.ID == b.ID && a.Hash == b.Hash && a.Prefix == b.Prefix && a.Project == b.Project && a.Label == b.Label &&
 		a.CreatedAt.Equal(b.CreatedAt) && a.ExpiresAt.Equal(b.ExpiresAt) &&
 		a.LastUsed.Equal(b.LastUsed) && a.RevokedAt.Equal(b.RevokedAt)
 }

@@ -40,6 +40,8 @@ func Run(t *testing.T, newStore func(t *testing.T) cdnapi.Store) {
 		{"FilesWalkEveryLimit", testFilesWalk},
 		{"AssetsWalkEveryLimit", testAssetsWalk},
 		{"WalkWithInserts", testWalkWithInserts},
+		{"DeleteFiles", testDeleteFiles},
+		{"WalkWithDeletes", testWalkWithDeletes},
 		{"AfterPositionBetweenRows", testAfterBetweenRows},
 		{"RegionFilter", testRegionFilter},
 		{"ProjectScoping", testProjectScoping},

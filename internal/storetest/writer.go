@@ -26,6 +26,13 @@ func (o oneShot) PutRegions(ctx context.Context, regions []cdnapi.Region) error 
 	return put(ctx, o.s, regions, cdnapi.Writer.PutRegions)
 }
 
+func (o oneShot) DeleteFiles(ctx context.Context, project string, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return o.s.Write(ctx, func(w cdnapi.Writer) error { return w.DeleteFiles(ctx, project, ids) })
+}
+
 // MoveLogPosition moves a position in a Write of its own, with no rows.
 func (o oneShot) MoveLogPosition(ctx context.Context, from, to cdnapi.LogPosition) error {
 	return o.s.Write(ctx, func(w cdnapi.Writer) error { return w.MoveLogPosition(ctx, from, to) })

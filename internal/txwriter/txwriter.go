@@ -75,6 +75,22 @@ func (w *writer) PutRegions(ctx context.Context, regions []cdnapi.Region) error 
 	return put(w, ctx, "regions", regions, w.tables.PutRegions)
 }
 
+func (w *writer) DeleteFiles(ctx context.Context, project string, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	err := errEnded
+	if !w.ended {
+		err = w.tables.DeleteFiles(ctx, project, ids)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: delete %d files: %w", w.engine, len(ids), err)
+	}
+	return nil
+}
+
 // put writes records through write, under w's lock.
 func put[T any](w *writer, ctx context.Context, what string, records []T, write func(context.Context, []T) error) error {
 	if len(records) == 0 {

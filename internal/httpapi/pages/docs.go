@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"html/template"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -25,7 +26,9 @@ type docsView struct {
 	Schemas        []namedView
 }
 
-type serverView struct{ Variable, Default, Description string }
+// serverView is a server variable of the document: its default, and the
+// address it has on the server that renders the page.
+type serverView struct{ Variable, Default, Here, Description string }
 
 type operationView struct {
 	Anchor, Method, Path, Address string
@@ -35,10 +38,15 @@ type operationView struct {
 	Also                          []alsoView // HEAD and OPTIONS
 	Parameters                    []paramView
 	Responses                     []responseView
+	Example                       exampleView
 	tag                           string
 }
 
-type alsoView struct{ Anchor, Method, Summary string }
+// alsoView is the HEAD or OPTIONS of an operation's path.
+type alsoView struct {
+	Anchor, Method, Summary string
+	Example                 exampleView
+}
 
 type paramView struct {
 	Name, In    string
@@ -83,17 +91,20 @@ type fieldView struct {
 	OneOf       []*fieldView
 }
 
-var docsCache sync.Map // sha256 of the document → Page
+var docsCache sync.Map // sha256 of the document and the addresses → Page
 
 // MustDocs returns the reference generated from the OpenAPI document in
-// JSON, once per document. It panics on a document it cannot read, which
-// the embedded one is tested not to be.
-func MustDocs(openapiJSON []byte) Page {
-	key := sha256.Sum256(openapiJSON)
+// JSON, naming the addresses a, once per document and addresses. It panics
+// on a document it cannot read, which the embedded one is tested not to be.
+func MustDocs(openapiJSON []byte, a Addresses) Page {
+	h := sha256.New()
+	h.Write(openapiJSON)
+	h.Write([]byte("\x00" + a.API + "\x00" + a.Edge))
+	key := string(h.Sum(nil))
 	if p, ok := docsCache.Load(key); ok {
 		return p.(Page)
 	}
-	p, err := Docs(openapiJSON)
+	p, err := Docs(openapiJSON, a)
 	if err != nil {
 		panic(err)
 	}
@@ -101,29 +112,39 @@ func MustDocs(openapiJSON []byte) Page {
 	return p
 }
 
-// Docs generates the reference from the OpenAPI document in JSON.
-func Docs(openapiJSON []byte) (Page, error) {
+// Docs generates the reference from the OpenAPI document in JSON, with its
+// examples on the addresses a.
+func Docs(openapiJSON []byte, a Addresses) (Page, error) {
 	root, err := parseNode(openapiJSON)
 	if err != nil {
 		return Page{}, err
 	}
+	a = a.orDefaults()
 	v := docsView{Title: root.str("info", "title"), Version: root.str("info", "version"),
 		Intro: markdown(root.str("info", "description"))}
-	for _, s := range root.get("servers").itemsOf() {
+	// The server variables of the document and of its paths, each once.
+	servers := root.get("servers").itemsOf()
+	for _, path := range root.get("paths").keysOf() {
+		servers = append(servers, root.get("paths", path, "servers").itemsOf()...)
+	}
+	for _, s := range servers {
 		for _, name := range s.get("variables").keysOf() {
-			v.Servers = append(v.Servers, serverView{name, s.str("variables", name, "default"), s.str("description")})
+			if !slices.ContainsFunc(v.Servers, func(sv serverView) bool { return sv.Variable == name }) {
+				v.Servers = append(v.Servers, serverView{name, s.str("variables", name, "default"),
+					a.of(name), s.str("description")})
+			}
 		}
 	}
 	paths := root.get("paths")
 	for _, path := range paths.keysOf() {
 		item := paths.fields[path]
-		address := "API address"
+		address, base := "API address", a.API
 		if srv := item.get("servers"); srv != nil {
 			var names []string
 			for _, s := range srv.itemsOf() {
 				names = append(names, strings.Trim(s.str("url"), "{}"))
 			}
-			address = addressOf(names)
+			address, base = addressOf(names), a.of(names[0])
 		}
 		op := item.get("get")
 		if op == nil {
@@ -134,9 +155,12 @@ func Docs(openapiJSON []byte) (Page, error) {
 		if sec := op.get("security"); sec != nil && len(sec.items) == 0 {
 			ov.Public = true
 		}
+		reqURL := base + path + root.exampleQuery(op)
+		ov.Example = root.getExample(op, reqURL)
 		for _, m := range []string{"head", "options"} {
 			if o := item.get(m); o != nil {
-				ov.Also = append(ov.Also, alsoView{o.str("operationId"), strings.ToUpper(m), o.str("summary")})
+				ov.Also = append(ov.Also, alsoView{o.str("operationId"), strings.ToUpper(m), o.str("summary"),
+					root.otherExample(m, o, reqURL)})
 			}
 		}
 		for _, p := range op.get("parameters").itemsOf() {
@@ -186,7 +210,67 @@ func Docs(openapiJSON []byte) (Page, error) {
 		f := root.expand(s, 0)
 		v.Schemas = append(v.Schemas, namedView{Anchor: "schema-" + name, Name: name, Schema: f})
 	}
-	return render(v.Title+" reference", docsStyle, "", execute(docsMain, v)), nil
+	return render(v.Title+" reference", "The "+v.Title+" reference, generated from its OpenAPI document: "+
+		"every operation on the API and edge addresses with an example request and answer, its parameters, "+
+		"responses, headers, error codes and schemas.", docsStyle, "", execute(docsMain, v)), nil
+}
+
+// of returns the address of a server variable of the document.
+func (a Addresses) of(variable string) string {
+	if variable == "edge_url" {
+		return a.Edge
+	}
+	return a.API
+}
+
+// exampleQuery returns the query of the example request of op: every
+// parameter whose schema has an example, with it; "" for none.
+func (root *node) exampleQuery(op *node) string {
+	q := url.Values{}
+	var names []string
+	for _, p := range op.get("parameters").itemsOf() {
+		p, _ = root.resolve(p)
+		s, _ := root.resolve(p.get("schema"))
+		if p.str("in") != "query" || s == nil {
+			continue
+		}
+		if ex := s.get("examples"); ex != nil && len(ex.items) > 0 {
+			names = append(names, p.str("name"))
+			q.Set(p.str("name"), ex.items[0].text())
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "?" + q.Encode()
+}
+
+// getExample returns the example of a GET operation: a request of url, and
+// the JSON body of its 200 answer built from the answer's schema.
+func (root *node) getExample(op *node, reqURL string) exampleView {
+	ex := exampleView{Request: "curl -s '" + reqURL + "'", Status: "200"}
+	r, _ := root.resolve(op.get("responses", "200"))
+	if s := r.get("content", "application/json", "schema"); s != nil {
+		ex.Body = root.example(s, slot{}, 0).indentJSON()
+	}
+	return ex
+}
+
+// otherExample returns the example of the HEAD or OPTIONS operation o of a
+// path whose GET example requests url: the answer has no body.
+func (root *node) otherExample(method string, o *node, reqURL string) exampleView {
+	status := "200"
+	for _, s := range o.get("responses").keysOf() {
+		if strings.HasPrefix(s, "2") {
+			status = s
+			break
+		}
+	}
+	if method == "head" {
+		return exampleView{Request: "curl -sI '" + reqURL + "'", Status: status, Note: "the headers of GET, and no body"}
+	}
+	return exampleView{Request: "curl -si -X OPTIONS '" + reqURL + "' -H 'Origin: https://app.example' " +
+		"-H 'Access-Control-Request-Method: GET'", Status: status, Note: "the Access-Control-Allow-* headers, and no body"}
 }
 
 // addressOf names the addresses of a path's servers.

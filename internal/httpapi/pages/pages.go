@@ -14,6 +14,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"html/template"
+	"strings"
 )
 
 // Page is a rendered page and the CSP it must be served with.
@@ -21,6 +22,33 @@ type Page struct {
 	Title string
 	Body  []byte
 	CSP   string
+}
+
+// Addresses are the base URLs of the two public listeners as a reader
+// reaches them ("http://127.0.0.1:8080"), which the pages name and link to.
+// An empty one is named by the OpenAPI document's default.
+type Addresses struct {
+	API, Edge string
+}
+
+// The OpenAPI document's defaults of its server variables, used for an
+// address the server was not told.
+const (
+	defaultAPI  = "http://127.0.0.1:8080"
+	defaultEdge = "http://127.0.0.1:8081"
+)
+
+// orDefaults returns a with its empty addresses replaced by the defaults,
+// and without a trailing slash.
+func (a Addresses) orDefaults() Addresses {
+	if a.API == "" {
+		a.API = defaultAPI
+	}
+	if a.Edge == "" {
+		a.Edge = defaultEdge
+	}
+	a.API, a.Edge = strings.TrimSuffix(a.API, "/"), strings.TrimSuffix(a.Edge, "/")
+	return a
 }
 
 // baseStyle is the part of the style sheet every page shares.
@@ -61,6 +89,7 @@ var layout = template.Must(template.New("layout").Parse(`<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{{.Title}}</title>
+<meta name="description" content="{{.Description}}">
 <style>{{.Style}}</style>
 {{.Head}}</head>
 <body>
@@ -72,21 +101,23 @@ var layout = template.Must(template.New("layout").Parse(`<!doctype html>
 </html>
 `))
 
-// render lays out main with title, style and script, and returns the page.
-// head, if given, goes at the end of the head element (links to feeds).
-func render(title string, style string, script string, main template.HTML, head ...template.HTML) Page {
+// render lays out main with title, description, style and script, and
+// returns the page. The description is what search engines and link
+// previews show of the page. head, if given, goes at the end of the head
+// element (links to feeds).
+func render(title, description, style, script string, main template.HTML, head ...template.HTML) Page {
 	var b bytes.Buffer
 	var h template.HTML
 	for _, e := range head {
 		h += e + "\n"
 	}
 	err := layout.Execute(&b, struct {
-		Title  string
-		Style  template.CSS
-		Head   template.HTML
-		Script template.JS
-		Main   template.HTML
-	}{title, template.CSS(style), h, template.JS(script), main})
+		Title, Description string
+		Style              template.CSS
+		Head               template.HTML
+		Script             template.JS
+		Main               template.HTML
+	}{title, description, template.CSS(style), h, template.JS(script), main})
 	if err != nil {
 		panic("pages: layout: " + err.Error()) // a template bug, found by every test
 	}
@@ -109,24 +140,34 @@ the points of presence (regions), the assets they recently served, and the
 service's own status. Every endpoint is a read-only <code>GET</code> that returns JSON.</p>
 <ul>
 <li><a href="/status">Status</a>: is the service up, and what happened lately.</li>
-<li><a href="/docs">API reference</a>: every endpoint, parameter, header and error, generated from the contract.</li>
+<li><a href="/docs">API reference</a>: every endpoint, parameter, header and error, with an example of each, generated from the contract.</li>
 </ul>
 <h2>Endpoints</h2>
+<p>The service answers on two addresses: this one, the API address <code>{{.API}}</code>,
+and the edge address <a href="{{.Edge}}/api/v1/regions"><code>{{.Edge}}</code></a>.</p>
 <table>
-<tr><th colspan="2">On this address</th></tr>
+<caption>On the API address, <code>{{.API}}</code></caption>
+<tr><th scope="col">Endpoint</th><th scope="col">Answers with</th></tr>
 <tr><td><a href="/api/v1/files"><code>GET /api/v1/files</code></a></td><td>files of the current project, newest first</td></tr>
 <tr><td><a href="/api/v1/status"><code>GET /api/v1/status</code></a></td><td>the service status and its components</td></tr>
 <tr><td><a href="/api/v1/status/incidents"><code>GET /api/v1/status/incidents</code></a></td><td>incidents, newest first</td></tr>
 <tr><td><a href="/api/v1/status/uptime"><code>GET /api/v1/status/uptime</code></a></td><td>uptime of each component over 30 and 90 days</td></tr>
 <tr><td><a href="/api/v1/openapi.json"><code>GET /api/v1/openapi.json</code></a></td><td>the OpenAPI 3.1 document</td></tr>
-<tr><th colspan="2">On the edge address</th></tr>
-<tr><td><code>GET /api/v1/regions</code></td><td>points of presence and their state</td></tr>
-<tr><td><code>GET /api/v1/assets</code></td><td>recently requested assets and their cache status</td></tr>
+</table>
+<table>
+<caption>On the edge address, <code>{{.Edge}}</code></caption>
+<tr><th scope="col">Endpoint</th><th scope="col">Answers with</th></tr>
+<tr><td><a href="{{.Edge}}/api/v1/regions"><code>GET /api/v1/regions</code></a></td><td>points of presence and their state</td></tr>
+<tr><td><a href="{{.Edge}}/api/v1/assets"><code>GET /api/v1/assets</code></a></td><td>recently requested assets and their cache status</td></tr>
 </table>
 </main>
 `))
 
-// Index returns the overview page at /.
-func Index() Page {
-	return render("cdnapi", baseStyle, "", execute(indexMain, nil))
+// indexStyle adds the captions of the endpoint tables to the base style.
+const indexStyle = baseStyle + `caption{text-align:left;font-weight:600;padding:1rem 0 .35rem}`
+
+// Index returns the overview page at /, naming the addresses a.
+func Index(a Addresses) Page {
+	return render("cdnapi", "The read API of a content delivery network: its endpoints on the API and edge addresses, "+
+		"with links to the service status and the API reference.", indexStyle, "", execute(indexMain, a.orDefaults()))
 }

@@ -21,9 +21,12 @@ type StatusData struct {
 	Regions    []cdnapi.Region
 	RegionsErr bool
 
-	Incidents  []cdnapi.Incident // newest first
-	Uptime     []cdnapi.Uptime   // in the order of Doc.Components
-	HistoryErr bool
+	Incidents []cdnapi.Incident // newest first
+	Uptime    []cdnapi.Uptime   // in the order of Doc.Components
+	// MeasuredSince is when the history starts, from which uptime is
+	// counted; zero when nothing has been recorded.
+	MeasuredSince time.Time
+	HistoryErr    bool
 
 	// Refresh is how often the page's script reloads it; 0 leaves the
 	// script out.
@@ -58,7 +61,13 @@ const statusStyle = baseStyle +
 	`.zones{display:grid;grid-template-columns:repeat(auto-fill,minmax(16rem,1fr));gap:.25rem 1.5rem}` +
 	`.zones ul{list-style:none;padding:0;margin:0}.zones li{display:flex;justify-content:space-between;gap:.5rem;padding:.15rem 0;border-bottom:1px solid var(--line)}` +
 	`.inc{border-left:4px solid var(--line);padding:.25rem .75rem;margin:.75rem 0}.inc p{margin:.2rem 0}` +
-	`.notice{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:.5rem .75rem}`
+	`.notice{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;padding:.5rem .75rem}` +
+	`.banner p{margin:0}.banner p.sub{font-size:1rem;font-weight:400;margin-top:.35rem}.banner a{color:#fff}` +
+	`ul.legend{list-style:none;display:flex;flex-wrap:wrap;gap:.25rem 1rem;padding:0;margin:.25rem 0 .75rem;font-size:.875rem}` +
+	`ul.legend li{display:flex;align-items:center;gap:.35rem}.k{display:inline-block;width:.8rem;height:1.2rem;border-radius:1px}` +
+	`.k-operational{background:#2da44e}.k-under_maintenance{background:#0969da}.k-degraded_performance{background:#bf8700}` +
+	`.k-partial_outage{background:#e16f24}.k-major_outage{background:#cf222e}.k-none{background:#8c959f}` +
+	`.until{font-weight:400}`
 
 // statusScript keeps the page current. It listens to the status stream
 // (GET /api/v1/status/stream) and, at each event of a version other than
@@ -68,9 +77,9 @@ const statusStyle = baseStyle +
 // the server costs no fetch. The history (incidents, messages, uptime) is
 // written by the round after the statuses it follows, and an operator's
 // new message changes no status, so the page is fetched again 2 seconds
-// after it loads and after each event, and once a minute. When the stream fails (no EventSource, a
-// refusal, or five failed reconnects in a row) it polls every
-// data-refresh seconds instead. It waits while focus is inside main, so
+// after it loads and after each event, and once a minute. When the stream
+// fails (no EventSource, a refusal, or five failed reconnects in a row) it
+// polls every data-refresh seconds instead. It waits while focus is inside main, so
 // that a keyboard user's position is not lost, and says so when the server
 // cannot be reached.
 const statusScript = `(function(){var m=document.getElementById('main'),s=+m.getAttribute('data-refresh')||10,due=false;` +
@@ -93,16 +102,18 @@ var statusMain = template.Must(template.New("status").Funcs(template.FuncMap{
 	"pct":   percent,
 	"day":   func(t time.Time) string { return t.Format("2 Jan 2006") },
 	"span":  duration,
+	"until": until,
 }).Parse(`<main id="main" class="wrap"{{if .Refresh}} data-refresh="{{.RefreshSeconds}}"{{end}}>
 <h1>cdnapi status</h1>
-<p class="banner b-{{.Doc.Status}}" role="status">{{.Headline}}</p>
+<div class="banner b-{{.Doc.Status}}" role="status"><p>{{.Headline}}</p>{{with .RegionLine}}<p class="sub">{{.}} <a href="#h-regions">See the regions</a>.</p>{{end}}</div>
 <p class="muted" id="updated">Updated <time datetime="{{iso .Doc.UpdatedAt}}">{{ts .Doc.UpdatedAt}}</time> by {{.Doc.Region}}.{{if .Refresh}} This page refreshes itself every {{if eq .RefreshSeconds 1}}second{{else}}{{.RefreshSeconds}} seconds{{end}}.{{else}} Reload for the latest.{{end}}</p>
 {{if .HistoryErr}}<p class="notice" id="history-unavailable">History is unavailable: storage is not answering. The states below are live; uptime and incidents come back with storage.</p>{{end}}
 <section aria-labelledby="h-components">
 <h2 id="h-components">Components</h2>
+{{if .Uptime}}<ul class="legend" aria-label="What the colours of the daily bars mean">{{range .Legend}}<li><span class="k k-{{.Class}}"></span>{{.Text}}</li>{{end}}</ul>{{end}}
 {{range .Components}}<div class="comp">
-<h3><span>{{.Name}}</span> <span class="state t-{{.Status}}">{{label .Status}}</span></h3>
-{{if .Uptime}}<p class="up">Uptime: {{pct .Uptime.Short}} over 30 days, {{pct .Uptime.Long}} over 90 days.</p>
+<h3><span>{{.Name}}</span> <span class="state t-{{.Status}}">{{label .Status}}{{with .Until}} <span class="until">until {{.}}</span>{{end}}</span></h3>
+{{if .Uptime}}<p class="up">Uptime: {{.UptimeText}}</p>
 <ol class="bars" aria-label="{{.Name}}: daily state over 90 days, oldest first">{{range .Uptime.Days}}<li tabindex="0" class="d-{{if lt .Percent 0.0}}none{{else}}{{.Worst}}{{end}}"><span>{{day .Date}}: {{if lt .Percent 0.0}}no data{{else}}{{pct .Percent}} up{{if ne .Worst "operational"}}, {{label .Worst}}{{end}}{{end}}</span></li>{{end}}</ol>
 <div class="axis" aria-hidden="true"><span>90 days ago</span><span>Today</span></div>{{end}}
 </div>
@@ -120,7 +131,7 @@ var statusMain = template.Must(template.New("status").Funcs(template.FuncMap{
 <section aria-labelledby="h-regions">
 <h2 id="h-regions">Regions</h2>
 {{if .RegionsErr}}<p>Unavailable while storage is down.</p>{{else if not .Zones}}<p>No regions yet.</p>{{else}}<div class="zones">
-{{range .Zones}}<div><h3>{{.Name}}</h3><ul>{{range .Regions}}<li><span>{{.Name}} <span class="muted">{{.Code}}</span></span><span class="t-{{.Status}}">{{label .Status}}</span></li>{{end}}</ul></div>
+{{range .Zones}}<div><h3>{{.Name}}</h3><ul>{{range .Regions}}<li><span>{{.Name}} <span class="muted">{{.Code}}</span></span><span class="t-{{.Status}}">{{label .Status}}{{if and (ne .Status "operational") (not .Until.IsZero)}} until {{until .Until $.Now}}{{end}}</span></li>{{end}}</ul></div>
 {{end}}</div>{{end}}
 </section>
 <footer>Machine-readable: <a href="/api/v1/status">status</a>, <a href="/api/v1/status/incidents">incidents</a>, <a href="/api/v1/status/uptime">uptime</a>.</footer>
@@ -131,16 +142,32 @@ var statusMain = template.Must(template.New("status").Funcs(template.FuncMap{
 type statusView struct {
 	StatusData
 	Headline       string
+	RegionLine     string // the banner's line about regions not operational; "" for none
 	RefreshSeconds int
+	Legend         []legendItem
 	Components     []componentView
 	Zones          []zoneView
 }
 
 type componentView struct {
-	Name   string
-	Status cdnapi.Status
-	Uptime *cdnapi.Uptime
+	Name       string
+	Status     cdnapi.Status
+	Until      string // when the operator's status ends; "" for no end
+	Uptime     *cdnapi.Uptime
+	UptimeText string
 }
+
+// legendItem is one colour of the daily bars and what it means.
+type legendItem struct{ Class, Text string }
+
+// legend lists the colours of the daily bars, "no data" last.
+var legend = func() []legendItem {
+	var items []legendItem
+	for _, s := range cdnapi.Statuses {
+		items = append(items, legendItem{string(s), statusLabel(s)})
+	}
+	return append(items, legendItem{"none", "No data: before measuring began"})
+}()
 
 type zoneView struct {
 	Name    string
@@ -149,15 +176,19 @@ type zoneView struct {
 
 // Status renders the status page of d.
 func Status(d StatusData) Page {
-	v := statusView{StatusData: d, Headline: headline(d.Doc.Status), RefreshSeconds: int(d.Refresh / time.Second)}
+	v := statusView{StatusData: d, Headline: headline(d.Doc.Status), RefreshSeconds: int(d.Refresh / time.Second), Legend: legend}
 	if d.Refresh > 0 && v.RefreshSeconds < 1 {
 		v.RefreshSeconds = 1
 	}
 	for _, c := range d.Doc.Components {
 		cv := componentView{Name: c.Name, Status: c.Status}
+		if end, ok := d.Doc.Until[c.Name]; ok && c.Status != cdnapi.StatusOperational {
+			cv.Until = until(end, d.Now)
+		}
 		for i := range d.Uptime {
 			if d.Uptime[i].Component == c.Name {
 				cv.Uptime = &d.Uptime[i]
+				cv.UptimeText = uptimeText(d.Uptime[i], d.MeasuredSince, d.Now)
 			}
 		}
 		v.Components = append(v.Components, cv)
@@ -171,11 +202,99 @@ func Status(d StatusData) Page {
 		v.Zones[i].Regions = append(v.Zones[i].Regions, r)
 	}
 	slices.SortFunc(v.Zones, func(a, b zoneView) int { return cmp.Compare(a.Name, b.Name) })
+	var down []cdnapi.Region
+	for _, r := range d.Regions {
+		if r.Status != cdnapi.StatusOperational {
+			down = append(down, r)
+		}
+	}
+	v.RegionLine = regionLine(down)
+	// "All systems operational" would deny the regions in trouble.
+	if d.Doc.Status == cdnapi.StatusOperational && len(down) > 0 {
+		v.Headline = "All components operational"
+	}
 	script := ""
 	if d.Refresh > 0 {
 		script = statusScript
 	}
-	return render(headline(d.Doc.Status)+" · cdnapi status", statusStyle, script, execute(statusMain, v), feedLink, versionMeta(d.Doc))
+	return render(v.Headline+" · cdnapi status", statusDescription, statusStyle, script, execute(statusMain, v), feedLink, versionMeta(d.Doc))
+}
+
+// regionLine is the banner's line about the regions that are not
+// operational: how many, in what state, and which ("1 region in partial
+// outage: Frankfurt (FRA1)."). The service's status is its components';
+// a region in trouble is said beside it, not folded into it.
+func regionLine(down []cdnapi.Region) string {
+	if len(down) == 0 {
+		return ""
+	}
+	slices.SortStableFunc(down, func(a, b cdnapi.Region) int { return b.Status.Severity() - a.Status.Severity() })
+	same := !slices.ContainsFunc(down, func(r cdnapi.Region) bool { return r.Status != down[0].Status })
+	count := "1 region"
+	if len(down) > 1 {
+		count = fmt.Sprintf("%d regions", len(down))
+	}
+	const most = 5 // beyond that the regions section lists them
+	var names []string
+	for _, r := range down[:min(len(down), most)] {
+		n := r.Name + " (" + r.Code + ")"
+		if !same {
+			n += " " + strings.ToLower(statusLabel(r.Status))
+		}
+		names = append(names, n)
+	}
+	list := strings.Join(names, ", ")
+	if len(down) > most {
+		list += fmt.Sprintf(" and %d more", len(down)-most)
+	}
+	if same {
+		return count + " " + regionState(down[0].Status) + ": " + list + "."
+	}
+	return count + " not operational: " + list + "."
+}
+
+// regionState says a region's status after "1 region".
+func regionState(s cdnapi.Status) string {
+	switch s {
+	case cdnapi.StatusUnderMaintenance:
+		return "under maintenance"
+	case cdnapi.StatusDegradedPerformance:
+		return "with degraded performance"
+	case cdnapi.StatusPartialOutage:
+		return "in partial outage"
+	case cdnapi.StatusMajorOutage:
+		return "in major outage"
+	}
+	return "in state " + statusLabel(s)
+}
+
+// until writes the end of an operator's status for people: the time alone
+// when it is today (UTC), the day too when later.
+func until(end, now time.Time) string {
+	end = end.UTC()
+	if end.Truncate(24 * time.Hour).Equal(now.UTC().Truncate(24 * time.Hour)) {
+		return end.Format("15:04 UTC")
+	}
+	return end.Format("2 Jan 15:04 UTC")
+}
+
+// uptimeText says a component's uptime and over how long it was measured:
+// over the windows when the history covers them, and otherwise since the
+// history began, so that a young service's figure is not read as a month's.
+func uptimeText(u cdnapi.Uptime, since, now time.Time) string {
+	short, shortWhole := cdnapi.MeasuredSpan(since, now, cdnapi.UptimeShortWindow)
+	long, longWhole := cdnapi.MeasuredSpan(since, now, cdnapi.UptimeLongWindow)
+	switch {
+	case short <= 0 || u.Short < 0:
+		return "no data yet."
+	case !shortWhole:
+		return fmt.Sprintf("%s since %s, when measuring began (%s).", percent(u.Short),
+			since.UTC().Format("2 Jan 2006 15:04 UTC"), duration(now.Add(-short), now))
+	case !longWhole:
+		return fmt.Sprintf("%s over 30 days; %s over the %s since %s, when measuring began.", percent(u.Short),
+			percent(u.Long), duration(now.Add(-long), now), since.UTC().Format("2 Jan 2006"))
+	}
+	return fmt.Sprintf("%s over 30 days, %s over 90 days.", percent(u.Short), percent(u.Long))
 }
 
 // headline is the banner's sentence for the overall status.
@@ -230,3 +349,7 @@ func duration(a, b time.Time) string {
 	}
 	return fmt.Sprintf("%d days", int(d.Hours()/24))
 }
+
+// statusDescription is the status page's meta description.
+const statusDescription = "The live status of the cdnapi service: each component and region, " +
+	"uptime over 30 and 90 days, and recent incidents."

@@ -85,3 +85,73 @@ func TestStatusPageStates(t *testing.T) {
 		t.Error("a message was not escaped")
 	}
 }
+
+// TestUptimeText: a figure says over how long it was measured. A minute of
+// maintenance two minutes after the service started once read "50.00% over
+// 30 days".
+func TestUptimeText(t *testing.T) {
+	day := 24 * time.Hour
+	maintenance := func(since time.Time) []cdnapi.Incident {
+		return []cdnapi.Incident{{Component: cdnapi.ComponentAPI, Status: cdnapi.StatusUnderMaintenance,
+			StartedAt: sampleNow.Add(-time.Minute), ResolvedAt: sampleNow}}
+	}
+	for _, tt := range []struct {
+		name  string
+		since time.Time
+		want  string
+	}{
+		{"two minutes old", sampleNow.Add(-2 * time.Minute), "50.00% since 20 Nov 2026 14:01 UTC, when measuring began (2 min)."},
+		{"40 days old", sampleNow.Add(-40 * day), "99.99% over 30 days; 99.99% over the 40 days since 11 Oct 2026, when measuring began."},
+		{"a year old", sampleNow.Add(-365 * day), "99.99% over 30 days, 99.99% over 90 days."},
+		{"nothing recorded", time.Time{}, "no data yet."},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			since := tt.since
+			if since.IsZero() {
+				since = sampleNow // as ReadUptime computes it
+			}
+			u := cdnapi.ComputeUptime(maintenance(tt.since), since, sampleNow)[0]
+			if got := uptimeText(u, tt.since, sampleNow); got != tt.want {
+				t.Errorf("uptimeText = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestRegionLine: regions that are not operational are said in the banner,
+// worst first, with their state when they differ.
+func TestRegionLine(t *testing.T) {
+	fra := cdnapi.Region{Code: "FRA1", Name: "Frankfurt", Status: cdnapi.StatusPartialOutage}
+	nrt := cdnapi.Region{Code: "NRT1", Name: "Tokyo", Status: cdnapi.StatusUnderMaintenance}
+	gru := cdnapi.Region{Code: "GRU1", Name: "São Paulo", Status: cdnapi.StatusPartialOutage}
+	for _, tt := range []struct {
+		down []cdnapi.Region
+		want string
+	}{
+		{nil, ""},
+		{[]cdnapi.Region{fra}, "1 region in partial outage: Frankfurt (FRA1)."},
+		{[]cdnapi.Region{fra, gru}, "2 regions in partial outage: Frankfurt (FRA1), São Paulo (GRU1)."},
+		{[]cdnapi.Region{nrt, fra}, "2 regions not operational: Frankfurt (FRA1) partial outage, Tokyo (NRT1) under maintenance."},
+	} {
+		if got := regionLine(tt.down); got != tt.want {
+			t.Errorf("regionLine(%d regions) = %q, want %q", len(tt.down), got, tt.want)
+		}
+	}
+	// On the page: the banner says it, and does not claim all is well.
+	d := sampleStatus()
+	d.Doc.Status = cdnapi.StatusOperational
+	for i := range d.Doc.Components {
+		d.Doc.Components[i].Status = cdnapi.StatusOperational
+	}
+	d.Regions = []cdnapi.Region{fra, {Code: "IAD1", Name: "Ashburn", Zone: "us-east", Status: cdnapi.StatusOperational}}
+	body := string(Status(d).Body)
+	for _, want := range []string{"<p>All components operational</p><p class=\"sub\">1 region in partial outage: Frankfurt (FRA1).",
+		"<title>All components operational"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "All systems operational") {
+		t.Error("the page says all systems are operational with a region in partial outage")
+	}
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/pgtest"
+)
+
+// originFiles returns every file of project in the store at dsn, sorted by
+// ID, as text that compares whole rows.
+func originFiles(t *testing.T, dsn, project string) []string {
+	t.Helper()
+	st := openTestStore(t, dsn)
+	var rows []string
+	var after *cdnapi.Position
+	for {
+		page, err := st.ListFiles(t.Context(), cdnapi.FileQuery{Project: project, After: after, Limit: 5000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range page {
+			rows = append(rows, fmt.Sprintf("%s %s %s %d %s", f.ID, cdnapi.Timestamp(f.CreatedAt), f.Filename, f.Bytes, f.Checksum))
+		}
+		if len(page) < 5000 {
+			break
+		}
+		p := page[len(page)-1].Position()
+		after = &p
+	}
+	slices.Sort(rows)
+	return rows
+}
+
+// writeTree writes files first… first+n-1 under root, with content that
+// depends on version, dated an hour ago (long settled).
+func writeTree(t *testing.T, root string, first, n, version int) {
+	t.Helper()
+	when := time.Now().Add(-time.Hour)
+	for i := first; i < first+n; i++ {
+		p := filepath.Join(root, fmt.Sprintf("d%02d", i%20), fmt.Sprintf("f%05d.bin", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		content := bytes.Repeat([]byte(fmt.Sprintf("file %d version %d\n", i, version)), 200+i%500)
+		if err := os.WriteFile(p, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chtimes(p, when, when)
+	}
+}
+
+// TestOriginSurvivesKill kills `cdnapi origin sync`, a process of its own,
+// with SIGKILL while it writes a changed tree (files added, changed and
+// removed) in batches; the same command run again must leave the list
+// exactly as a sync into an empty database makes it.
+func TestOriginSurvivesKill(t *testing.T) {
+	engines := []struct {
+		name string
+		dsn  func(t *testing.T) (dsn string, sqlitePath string)
+	}{
+		{"sqlite", func(t *testing.T) (string, string) {
+			p := filepath.Join(t.TempDir(), "crash.db")
+			return "sqlite:" + p, p
+		}},
+		{"postgres", func(t *testing.T) (string, string) { return pgtest.NewDatabase(t), "" }},
+	}
+	for _, e := range engines {
+		t.Run(e.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeTree(t, root, 0, 1000, 1)
+			dsn, sqlitePath := e.dsn(t)
+			mustRunCmd(t, "", "origin", "sync", "--db", dsn, "--project", "site", root)
+			if n := len(originFiles(t, dsn, "site")); n != 1000 {
+				t.Fatalf("the first sync listed %d files, want 1000", n)
+			}
+
+			for i := range 200 { // removed
+				os.Remove(filepath.Join(root, fmt.Sprintf("d%02d", i%20), fmt.Sprintf("f%05d.bin", i)))
+			}
+			writeTree(t, root, 200, 200, 2)   // changed
+			writeTree(t, root, 1000, 3000, 1) // added
+
+			cmd := exec.Command(os.Args[0], "--", "origin", "sync", "--db", dsn, "--project", "site",
+				"--batch-files", "50", "--workers", "1", root)
+			cmd.Env = append(os.Environ(), "CDNAPI_TEST_AS_MAIN=1")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Kill it once it has committed a batch of the new files.
+			var seen int
+			for deadline := time.Now().Add(30 * time.Second); ; {
+				if seen = len(originFiles(t, dsn, "site")); seen > 1000 || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Logf("killed the sync once the list held %d files (of 3,800 at the end); it printed %q", seen, stderr.String())
+			if sqlitePath != "" {
+				checkIntegrity(t, sqlitePath)
+			}
+			if seen <= 1000 || seen >= 4000 {
+				t.Fatalf("the sync was killed with %d files listed, not midway", seen)
+			}
+
+			_, out := mustRunCmd(t, "", "origin", "sync", "--db", dsn, "--project", "site", root)
+			t.Logf("the run after the kill: %s", strings.TrimSpace(out))
+			ref := "sqlite:" + filepath.Join(t.TempDir(), "ref.db")
+			mustRunCmd(t, "", "origin", "sync", "--db", ref, "--project", "site", root)
+			got, want := originFiles(t, dsn, "site"), originFiles(t, ref, "site")
+			if len(want) != 3800 {
+				t.Fatalf("the reference sync listed %d files, want 3,800", len(want))
+			}
+			if strings.Join(got, "\n") != strings.Join(want, "\n") {
+				t.Fatalf("after the kill and a second run the list holds %d files, differing from a fresh sync's %d", len(got), len(want))
+			}
+			if _, out := mustRunCmd(t, "", "origin", "sync", "--db", dsn, "--project", "site", root); !strings.Contains(out, " 0 rows written, 0 deleted") {
+				t.Errorf("a third run: %q; want 0 rows written, 0 deleted", out)
+			}
+		})
+	}
+}
+
+// TestOriginCommand: the command's summary, and its refusals of bad input,
+// each before anything is written.
+func TestOriginCommand(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, 0, 3, 1)
+	db := "sqlite:" + filepath.Join(t.TempDir(), "origin.db")
+	_, out := mustRunCmd(t, "", "origin", "sync", root, "--db", db, "--project", "site")
+	if !strings.HasPrefix(out, "synced 3 files in ") || !strings.Contains(out, ": 0 unchanged (not read), 3 hashed (") ||
+		!strings.HasSuffix(out, ", 3 rows written, 0 deleted\n") {
+		t.Errorf("first run printed %q", out)
+	}
+	_, out = mustRunCmd(t, "", "origin", "sync", root, "--db", db, "--project", "site")
+	if !strings.Contains(out, ": 3 unchanged (not read), 0 hashed (0 B, ") || !strings.HasSuffix(out, ", 0 rows written, 0 deleted\n") {
+		t.Errorf("second run printed %q", out)
+	}
+	file := filepath.Join(root, "d00", "f00000.bin")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"origin"}, "want sync DIR"},
+		{[]string{"origin", "sync"}, "want sync DIR"},
+		{[]string{"origin", "sync", root}, "--project must be"},
+		{[]string{"origin", "sync", root, "--project", "-bad"}, "--project must be"},
+		{[]string{"origin", "sync", root, "--project", "p", "--batch-files", "0"}, "--batch-files"},
+		{[]string{"origin", "sync", filepath.Join(root, "missing"), "--project", "p"}, "no such file or directory"},
+		{[]string{"origin", "sync", file, "--project", "p"}, "is not a folder"},
+	} {
+		_, _, err := runCmd(t, "", append(tc.args, "--db", db)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v; want an error saying %q", tc.args, err, tc.want)
+		}
+	}
+	if n := len(originFiles(t, db, "site")); n != 3 {
+		t.Errorf("after the refusals the list holds %d files, want 3", n)
+	}
+}

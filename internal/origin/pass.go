@@ -1,0 +1,358 @@
+package origin
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cdnapi/cdnapi"
+)
+
+// hashBuffer is the buffer each hashing worker reads through: what a file
+// costs in memory, whatever its size.
+const hashBuffer = 256 << 10
+
+// job is a file to hash.
+type job struct {
+	found
+	id string
+}
+
+// outcome is what hashing a file gave.
+type outcome int
+
+const (
+	hashedOK outcome = iota
+	gone             // not a regular file any more
+	busy             // changed while it was read, or too recently
+	failed           // could not be read
+)
+
+type hashed struct {
+	job
+	outcome  outcome
+	checksum string
+	wait     time.Duration // busy: when to look again
+}
+
+// pass indexes the files under the folders roots ("" is the whole tree) and
+// the files at paths, and deletes from the list what they no longer hold:
+// the files under roots that the walk did not find, when it read every
+// folder, and the files at or under paths that are not regular files now.
+// onDir, when not nil, is called with every folder walked. It returns what
+// it did, and the files still being written, with how long to wait.
+func (s *Syncer) pass(ctx context.Context, roots, paths []string, onDir func(string)) (res Result, pending map[string]time.Duration, err error) {
+	s.passMu.Lock()
+	defer s.passMu.Unlock()
+	s.mu.Lock()
+	s.gen++
+	gen := s.gen
+	loaded := s.state != nil
+	s.mu.Unlock()
+
+	// The walk and, on the first pass, the loading of the list run at once.
+	founds := make(chan found, 4096)
+	var complete bool
+	walked := make(chan struct{})
+	go func() {
+		defer close(walked)
+		complete = s.produce(roots, paths, founds, onDir)
+	}()
+	if !loaded {
+		state, err := s.load(ctx)
+		if err != nil {
+			for range founds {
+			}
+			<-walked
+			return res, nil, err
+		}
+		s.mu.Lock()
+		s.state = state
+		s.mu.Unlock()
+	}
+
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	jobs := make(chan job, 256)
+	results := make(chan hashed, 256)
+	var workers sync.WaitGroup
+	for range s.o.Workers {
+		workers.Go(func() {
+			buf := make([]byte, hashBuffer)
+			for j := range jobs {
+				if ctx.Err() != nil {
+					continue // stopping: hash nothing more
+				}
+				results <- s.hash(j, buf)
+			}
+		})
+	}
+	c := &collector{s: s, res: &res, pending: make(map[string]time.Duration), stop: cancel}
+	collected := make(chan error, 1)
+	go func() { collected <- c.run(ctx, results) }()
+
+	pending = make(map[string]time.Duration)
+	p := s.o.Progress
+feed:
+	for f := range founds {
+		res.Files++
+		p.Files.Add(1)
+		id := ID(s.o.Project, f.rel)
+		s.mu.Lock()
+		e := s.state[id]
+		unchanged := e != nil && e.size == f.size && e.mtime == createdAt(f.mtime.Unix()).Unix()
+		if e != nil {
+			e.gen = gen
+		}
+		s.mu.Unlock()
+		if unchanged {
+			res.Unchanged++
+			continue
+		}
+		if ok, wait := settled(f.mtime, time.Now()); !ok {
+			pending[f.rel] = wait
+			continue
+		}
+		p.QueuedBytes.Add(f.size)
+		select {
+		case jobs <- job{found: f, id: id}:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	for range founds { // after a failed commit: let the walk end
+	}
+	<-walked
+	p.WalkDone.Store(true)
+	close(jobs)
+	workers.Wait()
+	close(results)
+	if err := <-collected; err != nil {
+		return res, nil, err
+	}
+	if err := context.Cause(ctx); err != nil {
+		// Stopped midway: what the pass did not look at is not gone.
+		return res, nil, err
+	}
+	for rel, w := range c.pending {
+		pending[rel] = w
+	}
+	res.Failed = c.failed
+	res.Incomplete = !complete
+
+	// What the pass looked at and did not find is gone.
+	var dels []string
+	s.mu.Lock()
+	for id, e := range s.state {
+		if e.gen != gen && s.covers(roots, paths, e.rel, complete) {
+			dels = append(dels, id)
+		}
+	}
+	s.mu.Unlock()
+	if err := c.commit(ctx, dels); err != nil {
+		return res, nil, err
+	}
+	return res, pending, nil
+}
+
+// covers reports whether the file at rel was looked for by a pass of roots
+// and paths: a file under a root, when the walk read every folder, or at or
+// under a path.
+func (s *Syncer) covers(roots, paths []string, rel string, complete bool) bool {
+	for _, p := range paths {
+		if rel == p || strings.HasPrefix(rel, p+"/") {
+			return true
+		}
+	}
+	if !complete {
+		return false
+	}
+	for _, r := range roots {
+		if r == "" || strings.HasPrefix(rel, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// produce sends the regular files under roots and at paths to out, then
+// closes it. It reports whether it read everything it was to read.
+func (s *Syncer) produce(roots, paths []string, out chan<- found, onDir func(string)) bool {
+	complete := true
+	for _, r := range roots {
+		if !walk(s.root, r, out, onDir, &s.Skipped, s.o.Warn) {
+			complete = false
+		}
+	}
+	for _, rel := range paths {
+		fi, err := os.Lstat(filepath.Join(s.root, filepath.FromSlash(rel)))
+		if err != nil {
+			if !os.IsNotExist(err) {
+				complete = false
+				s.o.Warn("cannot read " + quoteName(rel) + ": " + err.Error())
+			}
+			continue
+		}
+		if classify(path.Base(rel), fi.Mode().Type()) == keep && fi.Mode().IsRegular() {
+			out <- found{rel: rel, size: fi.Size(), mtime: fi.ModTime()}
+		}
+	}
+	close(out)
+	return complete
+}
+
+// hash reads the file of j through buf and returns its checksum, with its
+// size and time as of the read. The file is opened without following a
+// symbolic link, and without blocking on a named pipe, either of which may
+// have replaced it since the walk; it must then not change while it is
+// read, and have stopped changing Settle before (see settled).
+func (s *Syncer) hash(j job, buf []byte) hashed {
+	h := hashed{job: j}
+	f, err := os.OpenFile(filepath.Join(s.root, filepath.FromSlash(j.rel)), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if os.IsNotExist(err) || errors.Is(err, syscall.ELOOP) {
+			h.outcome = gone
+		} else {
+			h.outcome = failed
+			s.o.Warn("cannot read " + quoteName(j.rel) + ": " + err.Error())
+		}
+		return h
+	}
+	defer f.Close()
+	before, err := f.Stat()
+	if err != nil || !before.Mode().IsRegular() {
+		h.outcome = gone
+		return h
+	}
+	h.size, h.mtime = before.Size(), before.ModTime()
+	if ok, wait := settled(h.mtime, time.Now()); !ok {
+		h.outcome, h.wait = busy, wait
+		return h
+	}
+	sum := sha256.New()
+	var n int64
+	for {
+		// Not io.CopyBuffer: *os.File's WriteTo would take over, and
+		// allocate a buffer of its own for every file.
+		k, err := f.Read(buf)
+		sum.Write(buf[:k])
+		n += int64(k)
+		s.o.Progress.HashedBytes.Add(int64(k))
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			h.outcome = failed
+			s.o.Warn("cannot read " + quoteName(j.rel) + ": " + err.Error())
+			return h
+		}
+	}
+	after, err := f.Stat()
+	if err != nil || n != h.size || after.Size() != h.size || !after.ModTime().Equal(h.mtime) {
+		h.outcome, h.wait = busy, Settle
+		return h
+	}
+	s.o.Progress.Hashed.Add(1)
+	var b [sha256.Size]byte
+	h.checksum = "sha256:" + hex.EncodeToString(sum.Sum(b[:0]))
+	return h
+}
+
+// collector writes what the workers hashed, in batches.
+type collector struct {
+	s       *Syncer
+	res     *Result
+	puts    []cdnapi.File
+	dels    []string
+	pending map[string]time.Duration
+	failed  int64
+	last    time.Time               // of the last commit
+	stop    context.CancelCauseFunc // cancels the pass when a commit fails
+}
+
+func (c *collector) run(ctx context.Context, results <-chan hashed) error {
+	c.last = time.Now()
+	tick := time.NewTicker(c.s.o.BatchTime / 4)
+	defer tick.Stop()
+	var err error
+	for {
+		select {
+		case h, ok := <-results:
+			if !ok {
+				return err
+			}
+			if err != nil {
+				continue // drain
+			}
+			c.add(h)
+			if len(c.puts)+len(c.dels) >= c.s.o.BatchFiles {
+				err = c.commit(ctx, nil)
+			}
+		case <-tick.C:
+			if err == nil && time.Since(c.last) >= c.s.o.BatchTime {
+				err = c.commit(ctx, nil)
+			}
+		}
+		if err != nil && c.stop != nil {
+			c.stop(err) // the pass feeds no more
+			c.stop = nil
+		}
+	}
+}
+
+func (c *collector) add(h hashed) {
+	switch h.outcome {
+	case hashedOK:
+		c.res.Hashed++
+		c.res.HashedBytes += h.size
+		c.puts = append(c.puts, cdnapi.File{ID: h.id, Project: c.s.o.Project, CreatedAt: createdAt(h.mtime.Unix()),
+			Filename: h.rel, Bytes: h.size, Checksum: h.checksum})
+	case gone:
+		c.dels = append(c.dels, h.id)
+	case busy:
+		c.pending[h.rel] = h.wait
+	case failed:
+		c.failed++
+	}
+}
+
+// commit writes the batch and deletes more, in one transaction, then
+// records them in the Syncer's state.
+func (c *collector) commit(ctx context.Context, more []string) error {
+	c.last = time.Now()
+	dels := append(c.dels, more...)
+	if len(c.puts) == 0 && len(dels) == 0 {
+		return nil
+	}
+	project := c.s.o.Project
+	err := c.s.st.Write(ctx, func(w cdnapi.Writer) error {
+		if err := w.PutFiles(ctx, c.puts); err != nil {
+			return err
+		}
+		return w.DeleteFiles(ctx, project, dels)
+	})
+	if err != nil {
+		return err
+	}
+	c.s.mu.Lock()
+	for _, f := range c.puts {
+		c.s.state[f.ID] = &entry{rel: f.Filename, size: f.Bytes, mtime: f.CreatedAt.Unix(), gen: c.s.gen}
+	}
+	for _, id := range dels {
+		delete(c.s.state, id)
+	}
+	c.s.mu.Unlock()
+	c.res.Put += int64(len(c.puts))
+	c.res.Deleted += int64(len(dels))
+	c.puts, c.dels = c.puts[:0], nil
+	return nil
+}
