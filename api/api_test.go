@@ -68,13 +68,15 @@ func TestJSON(t *testing.T) {
 func TestPaths(t *testing.T) {
 	doc := document(t)
 	want := map[string][]string{ // path → its server variables
-		"/api/v1/files":            {"base_url"},
-		"/api/v1/status":           {"base_url"},
-		"/api/v1/status/incidents": {"base_url"},
-		"/api/v1/status/uptime":    {"base_url"},
-		"/api/v1/regions":          {"edge_url"},
-		"/api/v1/assets":           {"edge_url"},
-		"/api/v1/openapi.json":     {"base_url", "edge_url"},
+		"/api/v1/files":                 {"base_url"},
+		"/api/v1/status":                {"base_url"},
+		"/api/v1/status/incidents":      {"base_url"},
+		"/api/v1/status/uptime":         {"base_url"},
+		"/api/v1/status/incidents.atom": {"base_url"},
+		"/api/v1/status/stream":         {"base_url"},
+		"/api/v1/regions":               {"edge_url"},
+		"/api/v1/assets":                {"edge_url"},
+		"/api/v1/openapi.json":          {"base_url", "edge_url"},
 	}
 	paths := at(t, doc, "paths").(map[string]any)
 	if len(paths) != len(want) {

@@ -20,6 +20,7 @@ import (
 // The example commands /docs shows, in the only forms it writes them.
 var (
 	curlGet     = regexp.MustCompile(`^curl -s '([^']+)'$`)
+	curlStream  = regexp.MustCompile(`^curl -sN '([^']+)'$`)
 	curlHead    = regexp.MustCompile(`^curl -sI '([^']+)'$`)
 	curlOptions = regexp.MustCompile(`^curl -si -X OPTIONS '([^']+)' -H '(Origin): ([^']+)' -H '(Access-Control-Request-Method): ([A-Z]+)'$`)
 	exampleOp   = regexp.MustCompile(`(?s)<article class="op" id="([A-Za-z]+)">(.*?)</article>`)
@@ -76,6 +77,11 @@ func TestDocsExamplesRun(t *testing.T) {
 			cmd, status, shown := html.UnescapeString(string(ex[1])), string(ex[2]), html.UnescapeString(string(ex[3]))
 			var req *http.Request
 			var err error
+			if m := curlStream.FindStringSubmatch(cmd); m != nil {
+				runStreamExample(t, cmd, m[1], shown)
+				ran++
+				continue
+			}
 			switch m := [][]string{curlGet.FindStringSubmatch(cmd), curlHead.FindStringSubmatch(cmd),
 				curlOptions.FindStringSubmatch(cmd)}; {
 			case m[0] != nil:
@@ -116,6 +122,14 @@ func TestDocsExamplesRun(t *testing.T) {
 			if shown == "" {
 				if len(body) != 0 {
 					t.Errorf("%s: the page shows no body, the answer has %d bytes", cmd, len(body))
+				}
+				continue
+			}
+			if strings.HasPrefix(res.Header.Get("Content-Type"), "application/atom+xml") {
+				// The feed: the example shows its start, as the answer has it.
+				head, _, _ := strings.Cut(shown, "<updated>")
+				if !strings.HasPrefix(string(body), head) {
+					t.Errorf("%s: the feed begins %.200q, the page shows %.200q", cmd, body, head)
 				}
 				continue
 			}
@@ -200,5 +214,39 @@ func TestBaseURL(t *testing.T) {
 		if got := baseURL(a); got != want {
 			t.Errorf("baseURL(%s) = %s, want %s", addr, got, want)
 		}
+	}
+}
+
+// runStreamExample runs the example of the status stream, which never
+// ends: it reads the answer until its first event, then hangs up, and
+// checks that the stream begins as the page shows it.
+func runStreamExample(t *testing.T, cmd, url, shown string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s: %v", cmd, err)
+	}
+	defer res.Body.Close()
+	var got []byte
+	buf := make([]byte, 4096)
+	for !strings.Contains(string(got), "\ndata: ") || !strings.HasSuffix(string(got), "\n\n") {
+		n, err := res.Body.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			t.Fatalf("%s: %v after %q", cmd, err, got)
+		}
+	}
+	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "text/event-stream" {
+		t.Errorf("%s: %d %q, want 200 text/event-stream", cmd, res.StatusCode, res.Header.Get("Content-Type"))
+	}
+	first, _, _ := strings.Cut(shown, "\n\n")
+	if !strings.HasPrefix(string(got), first+"\n\n") || !strings.Contains(string(got), "\nevent: status\ndata: {") {
+		t.Errorf("%s: the stream begins %q, the page shows %q", cmd, got, shown)
 	}
 }

@@ -35,6 +35,7 @@ var commands = []command{
 	{"regions", "list regions, or set the status of one", runRegions},
 	{"status", "show or set component statuses by hand", runStatus},
 	{"keys", "create, list or revoke API keys", runKeys},
+	{"webhooks", "add, list or remove webhooks, and show their deliveries", runWebhooks},
 	{"get", "read files, assets, regions or the status from a running API", runGet},
 	{"version", "print the version, VCS revision and Go version of this build", runVersion},
 }

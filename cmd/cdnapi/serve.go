@@ -42,6 +42,7 @@ type serveConfig struct {
 	logFormat, logLevel          string
 	db                           storeFlags
 	guard                        guardFlags
+	webhooks                     *webhookFlags
 }
 
 // parseServeConfig parses serve's arguments and checks the values.
@@ -71,6 +72,7 @@ func parseServeConfig(env *environment, args []string) (serveConfig, error) {
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	c.db = addStoreFlags(fs, true)
 	c.guard = addGuardFlags(fs)
+	c.webhooks = addWebhookFlags(fs)
 	if err := parseFlags(fs, args, env.getenv); err != nil {
 		return c, err
 	}
@@ -92,6 +94,9 @@ func (c serveConfig) validate() error {
 	}
 	if c.assetRetention < 0 || c.pruneInterval <= 0 {
 		return usageError{"--asset-retention must not be negative, and --prune-interval must be positive"}
+	}
+	if c.webhooks != nil {
+		return c.webhooks.validate()
 	}
 	return nil
 }

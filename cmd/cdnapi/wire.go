@@ -19,6 +19,7 @@ import (
 	"github.com/cdnapi/cdnapi/internal/health"
 	"github.com/cdnapi/cdnapi/internal/httpapi"
 	"github.com/cdnapi/cdnapi/internal/retention"
+	"github.com/cdnapi/cdnapi/internal/webhook"
 )
 
 // The size of the demo data that serve --demo writes into an empty store:
@@ -35,8 +36,10 @@ type service struct {
 	status    *health.Evaluator
 	pruner    *retention.Pruner // nil: keep every asset
 	guard     *guard
-	draining  *atomic.Bool // read by /readyz
-	drain     drainPolicy  // begin is set by run
+	draining  *atomic.Bool       // read by /readyz
+	drain     drainPolicy        // begin is set by run
+	webhooks  *webhook.Deliverer // nil: this process delivers none
+	streams   *httpapi.StatusStreams
 }
 
 // wireServe builds everything serve runs from cfg and the open store, and
@@ -44,6 +47,7 @@ type service struct {
 // access log of every listener goes to accessLog.
 func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog *slog.Logger) (*service, error) {
 	registry := prometheus.NewRegistry()
+	deliverer := cfg.webhooks.deliverer(st, registry, logger) // the store itself, not measureStore's wrapper
 	st = measureStore(st, registry)
 	if cfg.demo {
 		if err := seedDemoIfEmpty(ctx, st, cfg.project, logger); err != nil {
@@ -61,6 +65,8 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 	svc := &service{
 		guard:    guard,
 		logger:   logger,
+		webhooks: deliverer,
+		streams:  httpapi.NewStatusStreams(httpapi.DefaultMaxStreams, httpapi.DefaultStreamHeartbeat),
 		draining: new(atomic.Bool),
 		drain:    drainPolicy{delay: cfg.shutdownDelay, timeout: cfg.shutdownTimeout},
 		listeners: listeners{
@@ -121,6 +127,7 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 		CORSOrigins:   strings.Split(cfg.corsOrigins, ","),
 		OpenAPI:       api.JSON(),
 		Guard:         guard.wrap,
+		Streams:       svc.streams,
 		APIURL:        baseURL(svc.listeners.api.l.Addr()),
 		EdgeURL:       baseURL(svc.listeners.edge.l.Addr()),
 	}
@@ -149,6 +156,8 @@ func (svc *service) run(ctx context.Context) error {
 	evalCtx, stopEval := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopEval()
 	go svc.status.Run(evalCtx)
+	stopDeliveries := startDeliveries(ctx, svc.webhooks)
+	defer stopDeliveries()
 
 	// The pruner works in the background until shutdown begins; the caller
 	// closes the store only after it has stopped.
@@ -168,6 +177,7 @@ func (svc *service) run(ctx context.Context) error {
 		// load balancers take the process out before it closes.
 		svc.draining.Store(true)
 		svc.status.SetDraining()
+		svc.streams.Close() // browsers reconnect to the processes that stay
 		stopPruning()
 	}
 	err := serveUntilDone(ctx, svc.logger, svc.listeners.all(), drain)

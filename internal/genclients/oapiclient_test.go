@@ -139,6 +139,24 @@ func oapiCodegenCalls(t *testing.T, s *server) {
 	if headIncidents.Headers200 == nil {
 		t.Errorf("HeadIncidents: %d", headIncidents.StatusCode())
 	}
+	// The Atom feed of incidents, and the headers of the status stream (its
+	// GET never ends, so a client that reads whole answers cannot call it;
+	// cmd/cdnapi's stream tests read it as browsers do).
+	feed, err := api.GetIncidentsFeedWithResponse(ctx)
+	must(err)
+	if feed.StatusCode() != http.StatusOK || !strings.HasPrefix(string(feed.Body), "<?xml") {
+		t.Errorf("GetIncidentsFeed: %d %.100s", feed.StatusCode(), feed.Body)
+	}
+	headFeed, err := api.HeadIncidentsFeedWithResponse(ctx)
+	must(err)
+	if headFeed.Headers200 == nil || len(headFeed.Body) != 0 {
+		t.Errorf("HeadIncidentsFeed: %d", headFeed.StatusCode())
+	}
+	headStream, err := api.HeadStatusStreamWithResponse(ctx)
+	must(err)
+	if headStream.Headers200 == nil || len(headStream.Body) != 0 {
+		t.Errorf("HeadStatusStream: %d", headStream.StatusCode())
+	}
 	uptime, err := api.GetUptimeWithResponse(ctx, nil)
 	must(err)
 	if uptime.JSON200 == nil || len(uptime.JSON200.Components) != 4 {

@@ -140,15 +140,3 @@ func appendPercent(b []byte, p float64) []byte {
 	}
 	return strconv.AppendFloat(b, math.Floor(p*1000)/1000, 'f', -1, 64)
 }
-
-// serveRendered serves the answers of render, uncached.
-func serveRendered(render render) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rep, err := render(r)
-		if err != nil {
-			writeError(w, r, err)
-			return
-		}
-		rep.serve(w, r)
-	})
-}

@@ -41,18 +41,13 @@ func handlePage(p pages.Page) http.Handler {
 	return http.HandlerFunc(rep.serve)
 }
 
-// handleStatusPage serves /status: the live document from memory, and the
+// renderStatusPage renders /status: the live document from memory, and the
 // regions, incidents and uptime from the store within the request's store
 // deadline. When storage is down, or does not answer in time, the page
 // still answers at once with the live states and says that the history is
 // unavailable. The part read from the store is kept for PageCacheTTL, as
 // hot list pages are, so that the many people a status page draws during
 // an outage, each refreshing it, cost the store a few queries a second.
-func handleStatusPage(cfg Config) http.Handler {
-	return serveRendered(renderStatusPage(cfg))
-}
-
-// renderStatusPage renders /status (see handleStatusPage).
 func renderStatusPage(cfg Config) render {
 	kept := &keptStatus{ttl: cfg.PageCacheTTL}
 	return func(r *http.Request) (*representation, error) {

@@ -46,9 +46,11 @@ func getPage(t *testing.T, e *env, path, cacheControl string) string {
 	}
 	page := string(body)
 	// Nothing from elsewhere: nothing the CSP would have to allow. Links
-	// leave only for the edge address.
+	// leave only for the edge address. The feed's alternate link loads
+	// nothing.
+	checked := strings.Replace(page, `<link rel="alternate" type="application/atom+xml" title="cdnapi incidents" href="`+pathIncidentsFeed+`">`, "", 1)
 	for _, banned := range []string{"src=", "<link", "<img", "<iframe", "url(", "@import"} {
-		if strings.Contains(page, banned) {
+		if strings.Contains(checked, banned) {
 			t.Errorf("%s contains %q", path, banned)
 		}
 	}

@@ -21,9 +21,13 @@ func addAPIRoutes(rt *router, cfg Config) {
 	public := newPublicCache(cfg, "api")
 	rt.resource("/api/v1/files", cache.handler(filesRequest(cfg)))
 	rt.resource("/api/v1/status", public.handler(statusRequest(cfg.Status)))
+	if cfg.Streams != nil {
+		rt.resource(pathStatusStream, handleStatusStream(cfg, cfg.Streams))
+	}
 	if cfg.History != nil {
 		rt.resource(pathIncidents, cachedRender(public, pathIncidents, true, nil, renderIncidents(cfg)))
 		rt.resource(pathUptime, cachedRender(public, pathUptime, true, nil, renderUptime(cfg)))
+		rt.resource(pathIncidentsFeed, cachedRender(public, pathIncidentsFeed, true, nil, renderIncidentsFeed(cfg)))
 	}
 	rt.resource("/api/v1/openapi.json", handleOpenAPI(cfg.OpenAPI))
 	rt.resource("/{$}", handlePage(pages.Index(cfg.addresses())))

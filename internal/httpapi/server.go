@@ -74,6 +74,9 @@ type Config struct {
 	CORSOrigins []string
 	// OpenAPI is the OpenAPI document, served as is at /api/v1/openapi.json.
 	OpenAPI []byte
+	// Streams bounds the live status streams (API listener only); nil does
+	// not serve GET /api/v1/status/stream.
+	Streams *StatusStreams
 	// APIURL and EdgeURL are the base URLs of the two listeners as people
 	// reach them ("http://127.0.0.1:8080"), which the pages at / and /docs
 	// name and link to. Empty: the OpenAPI document's defaults.

@@ -28,6 +28,7 @@ var regexMap = map[string]ogenregex.Regexp{
 	"^</api/v1/files\\?[^<>\\s]+>; rel=\"next\"$":            ogenregex.MustCompile("^</api/v1/files\\?[^<>\\s]+>; rel=\"next\"$"),
 	"^</api/v1/status/incidents\\?[^<>\\s]+>; rel=\"next\"$": ogenregex.MustCompile("^</api/v1/status/incidents\\?[^<>\\s]+>; rel=\"next\"$"),
 	"^Bearer(\\s.*)?$":       ogenregex.MustCompile("^Bearer(\\s.*)?$"),
+	"^[0-9]{1,12}$":          ogenregex.MustCompile("^[0-9]{1,12}$"),
 	"^[A-Z]{2}$":             ogenregex.MustCompile("^[A-Z]{2}$"),
 	"^[A-Z]{3}[0-9]$":        ogenregex.MustCompile("^[A-Z]{3}[0-9]$"),
 	"^[A-Za-z0-9._-]{1,64}$": ogenregex.MustCompile("^[A-Za-z0-9._-]{1,64}$"),
@@ -35,9 +36,11 @@ var regexMap = map[string]ogenregex.Regexp{
 	"^[a-z]+-[a-z]+$":        ogenregex.MustCompile("^[a-z]+-[a-z]+$"),
 	"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$": ogenregex.MustCompile("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}Z$"),
 	"^ast_[A-Za-z0-9]{1,64}$":                      ogenregex.MustCompile("^ast_[A-Za-z0-9]{1,64}$"),
+	"^evt_[0-9a-f]{32}$":                           ogenregex.MustCompile("^evt_[0-9a-f]{32}$"),
 	"^fil_[A-Za-z0-9]{1,64}$":                      ogenregex.MustCompile("^fil_[A-Za-z0-9]{1,64}$"),
 	"^inc_[A-Za-z0-9]{1,64}$":                      ogenregex.MustCompile("^inc_[A-Za-z0-9]{1,64}$"),
 	"^sha256:[0-9a-f]{64}$":                        ogenregex.MustCompile("^sha256:[0-9a-f]{64}$"),
+	"^v1,[A-Za-z0-9+/]{43}=$":                      ogenregex.MustCompile("^v1,[A-Za-z0-9+/]{43}=$"),
 }
 var (
 	// Allocate option closure once.

@@ -29,6 +29,14 @@ func trimTrailingSlashes(u *url.URL) {
 
 // Invoker invokes operations described by OpenAPI v3 specification.
 type Invoker interface {
+	// GetIncidentsFeed invokes getIncidentsFeed operation.
+	//
+	// For feed readers: one entry per incident, newest first, whose `id` (`urn:cdnapi:incident:<id>`)
+	// never changes and whose `updated` is when it opened or, once resolved, when it resolved. `/status`
+	// links to it with `<link rel="alternate">`. Takes no parameters. Never cached.
+	//
+	// GET /api/v1/status/incidents.atom
+	GetIncidentsFeed(ctx context.Context) (GetIncidentsFeedRes, error)
 	// GetOpenAPIDocument invokes getOpenAPIDocument operation.
 	//
 	// Always public. Takes no parameters; any query parameter gets 400 parameter_unknown.
@@ -76,6 +84,12 @@ type Invoker interface {
 	//
 	// HEAD /api/v1/status/incidents
 	HeadIncidents(ctx context.Context, params HeadIncidentsParams) (HeadIncidentsRes, error)
+	// HeadIncidentsFeed invokes headIncidentsFeed operation.
+	//
+	// As GET, with the same headers and no body.
+	//
+	// HEAD /api/v1/status/incidents.atom
+	HeadIncidentsFeed(ctx context.Context) (HeadIncidentsFeedRes, error)
 	// HeadOpenAPIDocument invokes headOpenAPIDocument operation.
 	//
 	// The status and headers that GET would answer, Content-Length and ETag included, without the body.
@@ -100,6 +114,12 @@ type Invoker interface {
 	//
 	// HEAD /api/v1/status
 	HeadStatus(ctx context.Context, params HeadStatusParams) (HeadStatusRes, error)
+	// HeadStatusStream invokes headStatusStream operation.
+	//
+	// As GET, with the same headers and no body.
+	//
+	// HEAD /api/v1/status/stream
+	HeadStatusStream(ctx context.Context) (HeadStatusStreamRes, error)
 	// HeadUptime invokes headUptime operation.
 	//
 	// The status and headers that GET would answer, Content-Length and ETag included, without the body.
@@ -167,6 +187,12 @@ type Invoker interface {
 	//
 	// OPTIONS /api/v1/status/incidents
 	PreflightIncidents(ctx context.Context) (PreflightIncidentsRes, error)
+	// PreflightIncidentsFeed invokes preflightIncidentsFeed operation.
+	//
+	// Answer a CORS preflight.
+	//
+	// OPTIONS /api/v1/status/incidents.atom
+	PreflightIncidentsFeed(ctx context.Context) (PreflightIncidentsFeedRes, error)
 	// PreflightOpenAPIDocument invokes preflightOpenAPIDocument operation.
 	//
 	// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
@@ -188,6 +214,12 @@ type Invoker interface {
 	//
 	// OPTIONS /api/v1/status
 	PreflightStatus(ctx context.Context) (PreflightStatusRes, error)
+	// PreflightStatusStream invokes preflightStatusStream operation.
+	//
+	// Answer a CORS preflight.
+	//
+	// OPTIONS /api/v1/status/stream
+	PreflightStatusStream(ctx context.Context) (PreflightStatusStreamRes, error)
 	// PreflightUptime invokes preflightUptime operation.
 	//
 	// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
@@ -195,6 +227,19 @@ type Invoker interface {
 	//
 	// OPTIONS /api/v1/status/uptime
 	PreflightUptime(ctx context.Context) (PreflightUptimeRes, error)
+	// StreamStatus invokes streamStatus operation.
+	//
+	// A `text/event-stream` that sends the status document (as `GET /api/v1/status` has it) as an event
+	// `status` at once and then each time a status in it changes, with `id:` a digest of the document
+	// without `updated_at`. A client that reconnects with `Last-Event-ID` (browsers' `EventSource` do) is
+	// sent the document only if it changed meanwhile, even across a server restart or another process. A
+	// comment line every 15 seconds keeps proxies from closing the connection; `retry: 1000` asks for a
+	// reconnect after a second. A process holds at most 500 streams: more get 429 `rate_limited` with
+	// `Retry-After`, and so do new streams once the process is shutting down, which ends the open ones.
+	// Takes no parameters. `/status` uses it, and polls when it fails.
+	//
+	// GET /api/v1/status/stream
+	StreamStatus(ctx context.Context, params StreamStatusParams) (StreamStatusRes, error)
 }
 
 // Client implements OAS client.
@@ -236,6 +281,88 @@ func (c *Client) requestURL(ctx context.Context) *url.URL {
 		return c.serverURL
 	}
 	return u
+}
+
+// GetIncidentsFeed invokes getIncidentsFeed operation.
+//
+// For feed readers: one entry per incident, newest first, whose `id` (`urn:cdnapi:incident:<id>`)
+// never changes and whose `updated` is when it opened or, once resolved, when it resolved. `/status`
+// links to it with `<link rel="alternate">`. Takes no parameters. Never cached.
+//
+// GET /api/v1/status/incidents.atom
+func (c *Client) GetIncidentsFeed(ctx context.Context) (GetIncidentsFeedRes, error) {
+	res, err := c.sendGetIncidentsFeed(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetIncidentsFeed(ctx context.Context) (res GetIncidentsFeedRes, err error) {
+	otelAttrs := []attribute.KeyValue{
+		otelogen.OperationID("getIncidentsFeed"),
+		semconv.HTTPRequestMethodKey.String("GET"),
+		semconv.URLTemplateKey.String("/api/v1/status/incidents.atom"),
+	}
+	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
+
+	// Run stopwatch.
+	startTime := time.Now()
+	defer func() {
+		// Use floating point division here for higher precision (instead of Millisecond method).
+		elapsedDuration := time.Since(startTime)
+		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
+	}()
+
+	// Increment request counter.
+	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+
+	// Start a span for this request.
+	ctx, span := c.cfg.Tracer.Start(ctx, GetIncidentsFeedOperation,
+		trace.WithAttributes(otelAttrs...),
+		clientSpanKind,
+	)
+	// Track stage for error reporting.
+	var stage string
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, stage)
+			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+		}
+		span.End()
+	}()
+
+	stage = "BuildURL"
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/api/v1/status/incidents.atom"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	stage = "EncodeRequest"
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	stage = "SendRequest"
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	stage = "DecodeResponse"
+	result, err := decodeGetIncidentsFeedResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
 }
 
 // GetOpenAPIDocument invokes getOpenAPIDocument operation.
@@ -1042,6 +1169,86 @@ func (c *Client) sendHeadIncidents(ctx context.Context, params HeadIncidentsPara
 	return result, nil
 }
 
+// HeadIncidentsFeed invokes headIncidentsFeed operation.
+//
+// As GET, with the same headers and no body.
+//
+// HEAD /api/v1/status/incidents.atom
+func (c *Client) HeadIncidentsFeed(ctx context.Context) (HeadIncidentsFeedRes, error) {
+	res, err := c.sendHeadIncidentsFeed(ctx)
+	return res, err
+}
+
+func (c *Client) sendHeadIncidentsFeed(ctx context.Context) (res HeadIncidentsFeedRes, err error) {
+	otelAttrs := []attribute.KeyValue{
+		otelogen.OperationID("headIncidentsFeed"),
+		semconv.HTTPRequestMethodKey.String("HEAD"),
+		semconv.URLTemplateKey.String("/api/v1/status/incidents.atom"),
+	}
+	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
+
+	// Run stopwatch.
+	startTime := time.Now()
+	defer func() {
+		// Use floating point division here for higher precision (instead of Millisecond method).
+		elapsedDuration := time.Since(startTime)
+		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
+	}()
+
+	// Increment request counter.
+	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+
+	// Start a span for this request.
+	ctx, span := c.cfg.Tracer.Start(ctx, HeadIncidentsFeedOperation,
+		trace.WithAttributes(otelAttrs...),
+		clientSpanKind,
+	)
+	// Track stage for error reporting.
+	var stage string
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, stage)
+			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+		}
+		span.End()
+	}()
+
+	stage = "BuildURL"
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/api/v1/status/incidents.atom"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	stage = "EncodeRequest"
+	r, err := ht.NewRequest(ctx, "HEAD", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	stage = "SendRequest"
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	stage = "DecodeResponse"
+	result, err := decodeHeadIncidentsFeedResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // HeadOpenAPIDocument invokes headOpenAPIDocument operation.
 //
 // The status and headers that GET would answer, Content-Length and ETag included, without the body.
@@ -1366,6 +1573,86 @@ func (c *Client) sendHeadStatus(ctx context.Context, params HeadStatusParams) (r
 
 	stage = "DecodeResponse"
 	result, err := decodeHeadStatusResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// HeadStatusStream invokes headStatusStream operation.
+//
+// As GET, with the same headers and no body.
+//
+// HEAD /api/v1/status/stream
+func (c *Client) HeadStatusStream(ctx context.Context) (HeadStatusStreamRes, error) {
+	res, err := c.sendHeadStatusStream(ctx)
+	return res, err
+}
+
+func (c *Client) sendHeadStatusStream(ctx context.Context) (res HeadStatusStreamRes, err error) {
+	otelAttrs := []attribute.KeyValue{
+		otelogen.OperationID("headStatusStream"),
+		semconv.HTTPRequestMethodKey.String("HEAD"),
+		semconv.URLTemplateKey.String("/api/v1/status/stream"),
+	}
+	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
+
+	// Run stopwatch.
+	startTime := time.Now()
+	defer func() {
+		// Use floating point division here for higher precision (instead of Millisecond method).
+		elapsedDuration := time.Since(startTime)
+		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
+	}()
+
+	// Increment request counter.
+	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+
+	// Start a span for this request.
+	ctx, span := c.cfg.Tracer.Start(ctx, HeadStatusStreamOperation,
+		trace.WithAttributes(otelAttrs...),
+		clientSpanKind,
+	)
+	// Track stage for error reporting.
+	var stage string
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, stage)
+			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+		}
+		span.End()
+	}()
+
+	stage = "BuildURL"
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/api/v1/status/stream"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	stage = "EncodeRequest"
+	r, err := ht.NewRequest(ctx, "HEAD", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	stage = "SendRequest"
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	stage = "DecodeResponse"
+	result, err := decodeHeadStatusStreamResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -2362,6 +2649,86 @@ func (c *Client) sendPreflightIncidents(ctx context.Context) (res PreflightIncid
 	return result, nil
 }
 
+// PreflightIncidentsFeed invokes preflightIncidentsFeed operation.
+//
+// Answer a CORS preflight.
+//
+// OPTIONS /api/v1/status/incidents.atom
+func (c *Client) PreflightIncidentsFeed(ctx context.Context) (PreflightIncidentsFeedRes, error) {
+	res, err := c.sendPreflightIncidentsFeed(ctx)
+	return res, err
+}
+
+func (c *Client) sendPreflightIncidentsFeed(ctx context.Context) (res PreflightIncidentsFeedRes, err error) {
+	otelAttrs := []attribute.KeyValue{
+		otelogen.OperationID("preflightIncidentsFeed"),
+		semconv.HTTPRequestMethodKey.String("OPTIONS"),
+		semconv.URLTemplateKey.String("/api/v1/status/incidents.atom"),
+	}
+	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
+
+	// Run stopwatch.
+	startTime := time.Now()
+	defer func() {
+		// Use floating point division here for higher precision (instead of Millisecond method).
+		elapsedDuration := time.Since(startTime)
+		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
+	}()
+
+	// Increment request counter.
+	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+
+	// Start a span for this request.
+	ctx, span := c.cfg.Tracer.Start(ctx, PreflightIncidentsFeedOperation,
+		trace.WithAttributes(otelAttrs...),
+		clientSpanKind,
+	)
+	// Track stage for error reporting.
+	var stage string
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, stage)
+			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+		}
+		span.End()
+	}()
+
+	stage = "BuildURL"
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/api/v1/status/incidents.atom"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	stage = "EncodeRequest"
+	r, err := ht.NewRequest(ctx, "OPTIONS", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	stage = "SendRequest"
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	stage = "DecodeResponse"
+	result, err := decodePreflightIncidentsFeedResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // PreflightOpenAPIDocument invokes preflightOpenAPIDocument operation.
 //
 // 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
@@ -2605,6 +2972,86 @@ func (c *Client) sendPreflightStatus(ctx context.Context) (res PreflightStatusRe
 	return result, nil
 }
 
+// PreflightStatusStream invokes preflightStatusStream operation.
+//
+// Answer a CORS preflight.
+//
+// OPTIONS /api/v1/status/stream
+func (c *Client) PreflightStatusStream(ctx context.Context) (PreflightStatusStreamRes, error) {
+	res, err := c.sendPreflightStatusStream(ctx)
+	return res, err
+}
+
+func (c *Client) sendPreflightStatusStream(ctx context.Context) (res PreflightStatusStreamRes, err error) {
+	otelAttrs := []attribute.KeyValue{
+		otelogen.OperationID("preflightStatusStream"),
+		semconv.HTTPRequestMethodKey.String("OPTIONS"),
+		semconv.URLTemplateKey.String("/api/v1/status/stream"),
+	}
+	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
+
+	// Run stopwatch.
+	startTime := time.Now()
+	defer func() {
+		// Use floating point division here for higher precision (instead of Millisecond method).
+		elapsedDuration := time.Since(startTime)
+		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
+	}()
+
+	// Increment request counter.
+	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+
+	// Start a span for this request.
+	ctx, span := c.cfg.Tracer.Start(ctx, PreflightStatusStreamOperation,
+		trace.WithAttributes(otelAttrs...),
+		clientSpanKind,
+	)
+	// Track stage for error reporting.
+	var stage string
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, stage)
+			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+		}
+		span.End()
+	}()
+
+	stage = "BuildURL"
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/api/v1/status/stream"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	stage = "EncodeRequest"
+	r, err := ht.NewRequest(ctx, "OPTIONS", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	stage = "SendRequest"
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	stage = "DecodeResponse"
+	result, err := decodePreflightStatusStreamResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // PreflightUptime invokes preflightUptime operation.
 //
 // 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
@@ -2679,6 +3126,252 @@ func (c *Client) sendPreflightUptime(ctx context.Context) (res PreflightUptimeRe
 
 	stage = "DecodeResponse"
 	result, err := decodePreflightUptimeResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// StreamStatus invokes streamStatus operation.
+//
+// A `text/event-stream` that sends the status document (as `GET /api/v1/status` has it) as an event
+// `status` at once and then each time a status in it changes, with `id:` a digest of the document
+// without `updated_at`. A client that reconnects with `Last-Event-ID` (browsers' `EventSource` do) is
+// sent the document only if it changed meanwhile, even across a server restart or another process. A
+// comment line every 15 seconds keeps proxies from closing the connection; `retry: 1000` asks for a
+// reconnect after a second. A process holds at most 500 streams: more get 429 `rate_limited` with
+// `Retry-After`, and so do new streams once the process is shutting down, which ends the open ones.
+// Takes no parameters. `/status` uses it, and polls when it fails.
+//
+// GET /api/v1/status/stream
+func (c *Client) StreamStatus(ctx context.Context, params StreamStatusParams) (StreamStatusRes, error) {
+	res, err := c.sendStreamStatus(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendStreamStatus(ctx context.Context, params StreamStatusParams) (res StreamStatusRes, err error) {
+	otelAttrs := []attribute.KeyValue{
+		otelogen.OperationID("streamStatus"),
+		semconv.HTTPRequestMethodKey.String("GET"),
+		semconv.URLTemplateKey.String("/api/v1/status/stream"),
+	}
+	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
+
+	// Run stopwatch.
+	startTime := time.Now()
+	defer func() {
+		// Use floating point division here for higher precision (instead of Millisecond method).
+		elapsedDuration := time.Since(startTime)
+		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
+	}()
+
+	// Increment request counter.
+	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+
+	// Start a span for this request.
+	ctx, span := c.cfg.Tracer.Start(ctx, StreamStatusOperation,
+		trace.WithAttributes(otelAttrs...),
+		clientSpanKind,
+	)
+	// Track stage for error reporting.
+	var stage string
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, stage)
+			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+		}
+		span.End()
+	}()
+
+	stage = "BuildURL"
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/api/v1/status/stream"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	stage = "EncodeRequest"
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	stage = "EncodeHeaderParams"
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "Last-Event-ID",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.LastEventID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	stage = "SendRequest"
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	stage = "DecodeResponse"
+	result, err := decodeStreamStatusResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// WebhookClient implements webhook client.
+type WebhookClient struct {
+	baseClient
+}
+
+// NewWebhookClient initializes new WebhookClient.
+func NewWebhookClient(opts ...ClientOption) (*WebhookClient, error) {
+	c, err := newClientConfig(opts...).baseClient()
+	if err != nil {
+		return nil, err
+	}
+	return &WebhookClient{
+		baseClient: c,
+	}, nil
+}
+
+// ReceiveStatusEvent invokes receiveStatusEvent operation.
+//
+// Sent by `cdnapi serve` to every webhook subscribed to the event's type, as the Standard Webhooks
+// specification says. The headers `webhook-id` (the event's `id`, the same on every attempt: use it to
+// deduplicate), `webhook-timestamp` (Unix seconds of the attempt) and `webhook-signature` (`v1,` and
+// the base64 of the HMAC-SHA256, keyed with the base64-decoded part of the secret after `whsec_`, of
+// `<webhook-id>.<webhook-timestamp>.<body>`) let the receiver verify it with any Standard Webhooks
+// library. An event is written in the same transaction as the change, and delivered at least once: a
+// 2xx answer ends the delivery, a 410 removes the subscription, and anything else (or no answer within
+// `--webhook-timeout`) is retried with exponential backoff and jitter for `--webhook-retry-for` (72
+// hours by default). Redirects to another host are not followed. `incident.updated` means a worse
+// status or a new operator message.
+func (c *WebhookClient) ReceiveStatusEvent(ctx context.Context, targetURL string, request *ReceiveStatusEventReq, params ReceiveStatusEventParams) (ReceiveStatusEventRes, error) {
+	res, err := c.sendReceiveStatusEvent(ctx, targetURL, request, params)
+	return res, err
+}
+
+func (c *WebhookClient) sendReceiveStatusEvent(ctx context.Context, targetURL string, request *ReceiveStatusEventReq, params ReceiveStatusEventParams) (res ReceiveStatusEventRes, err error) {
+	otelAttrs := []attribute.KeyValue{
+		otelogen.OperationID("receiveStatusEvent"),
+		otelogen.WebhookName("statusEvent"),
+	}
+	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
+
+	// Run stopwatch.
+	startTime := time.Now()
+	defer func() {
+		// Use floating point division here for higher precision (instead of Millisecond method).
+		elapsedDuration := time.Since(startTime)
+		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
+	}()
+
+	// Increment request counter.
+	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+
+	// Start a span for this request.
+	ctx, span := c.cfg.Tracer.Start(ctx, ReceiveStatusEventOperation,
+		trace.WithAttributes(otelAttrs...),
+		clientSpanKind,
+	)
+	// Track stage for error reporting.
+	var stage string
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, stage)
+			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+		}
+		span.End()
+	}()
+
+	stage = "BuildURL"
+	u, err := url.Parse(targetURL)
+	if err != nil {
+		return res, errors.Wrap(err, "parse target URL")
+	}
+	trimTrailingSlashes(u)
+
+	stage = "EncodeRequest"
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReceiveStatusEventRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	stage = "EncodeHeaderParams"
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "webhook-id",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			return e.EncodeValue(conv.StringToString(params.WebhookID))
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "webhook-timestamp",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			return e.EncodeValue(conv.StringToString(params.WebhookTimestamp))
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "webhook-signature",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			return e.EncodeValue(conv.StringToString(params.WebhookSignature))
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	stage = "SendRequest"
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	stage = "DecodeResponse"
+	result, err := decodeReceiveStatusEventResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

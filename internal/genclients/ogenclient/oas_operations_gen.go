@@ -6,15 +6,18 @@ package ogenclient
 type OperationName = string
 
 const (
+	GetIncidentsFeedOperation         OperationName = "GetIncidentsFeed"
 	GetOpenAPIDocumentOperation       OperationName = "GetOpenAPIDocument"
 	GetStatusOperation                OperationName = "GetStatus"
 	GetUptimeOperation                OperationName = "GetUptime"
 	HeadAssetsOperation               OperationName = "HeadAssets"
 	HeadFilesOperation                OperationName = "HeadFiles"
 	HeadIncidentsOperation            OperationName = "HeadIncidents"
+	HeadIncidentsFeedOperation        OperationName = "HeadIncidentsFeed"
 	HeadOpenAPIDocumentOperation      OperationName = "HeadOpenAPIDocument"
 	HeadRegionsOperation              OperationName = "HeadRegions"
 	HeadStatusOperation               OperationName = "HeadStatus"
+	HeadStatusStreamOperation         OperationName = "HeadStatusStream"
 	HeadUptimeOperation               OperationName = "HeadUptime"
 	ListAssetsOperation               OperationName = "ListAssets"
 	ListFilesOperation                OperationName = "ListFiles"
@@ -23,8 +26,12 @@ const (
 	PreflightAssetsOperation          OperationName = "PreflightAssets"
 	PreflightFilesOperation           OperationName = "PreflightFiles"
 	PreflightIncidentsOperation       OperationName = "PreflightIncidents"
+	PreflightIncidentsFeedOperation   OperationName = "PreflightIncidentsFeed"
 	PreflightOpenAPIDocumentOperation OperationName = "PreflightOpenAPIDocument"
 	PreflightRegionsOperation         OperationName = "PreflightRegions"
 	PreflightStatusOperation          OperationName = "PreflightStatus"
+	PreflightStatusStreamOperation    OperationName = "PreflightStatusStream"
 	PreflightUptimeOperation          OperationName = "PreflightUptime"
+	StreamStatusOperation             OperationName = "StreamStatus"
+	ReceiveStatusEventOperation       OperationName = "ReceiveStatusEvent"
 )

@@ -11,19 +11,11 @@ import (
 )
 
 var (
-	rn5AllowedHeaders = map[string]string{
+	rn7AllowedHeaders = map[string]string{
 		"GET":  "Authorization,If-None-Match",
 		"HEAD": "Authorization,If-None-Match",
 	}
-	rn6AllowedHeaders = map[string]string{
-		"GET":  "Authorization,If-None-Match",
-		"HEAD": "Authorization,If-None-Match",
-	}
-	rn1AllowedHeaders = map[string]string{
-		"GET":  "If-None-Match",
-		"HEAD": "If-None-Match",
-	}
-	rn9AllowedHeaders = map[string]string{
+	rn8AllowedHeaders = map[string]string{
 		"GET":  "Authorization,If-None-Match",
 		"HEAD": "Authorization,If-None-Match",
 	}
@@ -31,11 +23,22 @@ var (
 		"GET":  "If-None-Match",
 		"HEAD": "If-None-Match",
 	}
-	rn8AllowedHeaders = map[string]string{
+	rn10AllowedHeaders = map[string]string{
+		"GET":  "Authorization,If-None-Match",
+		"HEAD": "Authorization,If-None-Match",
+	}
+	rn4AllowedHeaders = map[string]string{
 		"GET":  "If-None-Match",
 		"HEAD": "If-None-Match",
 	}
-	rn4AllowedHeaders = map[string]string{
+	rn9AllowedHeaders = map[string]string{
+		"GET":  "If-None-Match",
+		"HEAD": "If-None-Match",
+	}
+	rn11AllowedHeaders = map[string]string{
+		"GET": "Last-Event-Id",
+	}
+	rn6AllowedHeaders = map[string]string{
 		"GET":  "If-None-Match",
 		"HEAD": "If-None-Match",
 	}
@@ -111,7 +114,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					default:
 						s.notAllowed(w, r, notAllowedParams{
 							allowedMethods: "GET,HEAD,OPTIONS",
-							allowedHeaders: rn5AllowedHeaders,
+							allowedHeaders: rn7AllowedHeaders,
 							acceptPost:     "",
 							acceptPatch:    "",
 						})
@@ -140,7 +143,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					default:
 						s.notAllowed(w, r, notAllowedParams{
 							allowedMethods: "GET,HEAD,OPTIONS",
-							allowedHeaders: rn6AllowedHeaders,
+							allowedHeaders: rn8AllowedHeaders,
 							acceptPost:     "",
 							acceptPatch:    "",
 						})
@@ -169,7 +172,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					default:
 						s.notAllowed(w, r, notAllowedParams{
 							allowedMethods: "GET,HEAD,OPTIONS",
-							allowedHeaders: rn1AllowedHeaders,
+							allowedHeaders: rn3AllowedHeaders,
 							acceptPost:     "",
 							acceptPatch:    "",
 						})
@@ -198,7 +201,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					default:
 						s.notAllowed(w, r, notAllowedParams{
 							allowedMethods: "GET,HEAD,OPTIONS",
-							allowedHeaders: rn9AllowedHeaders,
+							allowedHeaders: rn10AllowedHeaders,
 							acceptPost:     "",
 							acceptPatch:    "",
 						})
@@ -226,7 +229,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					default:
 						s.notAllowed(w, r, notAllowedParams{
 							allowedMethods: "GET,HEAD,OPTIONS",
-							allowedHeaders: rn3AllowedHeaders,
+							allowedHeaders: rn4AllowedHeaders,
 							acceptPost:     "",
 							acceptPatch:    "",
 						})
@@ -256,7 +259,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 						}
 
 						if len(elem) == 0 {
-							// Leaf node.
 							switch r.Method {
 							case "GET":
 								s.handleListIncidentsRequest([0]string{}, elemIsEscaped, w, r)
@@ -267,7 +269,67 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "GET,HEAD,OPTIONS",
-									allowedHeaders: rn8AllowedHeaders,
+									allowedHeaders: rn9AllowedHeaders,
+									acceptPost:     "",
+									acceptPatch:    "",
+								})
+							}
+
+							return
+						}
+						switch elem[0] {
+						case '.': // Prefix: ".atom"
+
+							if l := len(".atom"); len(elem) >= l && elem[0:l] == ".atom" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							if len(elem) == 0 {
+								// Leaf node.
+								switch r.Method {
+								case "GET":
+									s.handleGetIncidentsFeedRequest([0]string{}, elemIsEscaped, w, r)
+								case "HEAD":
+									s.handleHeadIncidentsFeedRequest([0]string{}, elemIsEscaped, w, r)
+								case "OPTIONS":
+									s.handlePreflightIncidentsFeedRequest([0]string{}, elemIsEscaped, w, r)
+								default:
+									s.notAllowed(w, r, notAllowedParams{
+										allowedMethods: "GET,HEAD,OPTIONS",
+										allowedHeaders: nil,
+										acceptPost:     "",
+										acceptPatch:    "",
+									})
+								}
+
+								return
+							}
+
+						}
+
+					case 's': // Prefix: "stream"
+
+						if l := len("stream"); len(elem) >= l && elem[0:l] == "stream" {
+							elem = elem[l:]
+						} else {
+							break
+						}
+
+						if len(elem) == 0 {
+							// Leaf node.
+							switch r.Method {
+							case "GET":
+								s.handleStreamStatusRequest([0]string{}, elemIsEscaped, w, r)
+							case "HEAD":
+								s.handleHeadStatusStreamRequest([0]string{}, elemIsEscaped, w, r)
+							case "OPTIONS":
+								s.handlePreflightStatusStreamRequest([0]string{}, elemIsEscaped, w, r)
+							default:
+								s.notAllowed(w, r, notAllowedParams{
+									allowedMethods: "GET,HEAD,OPTIONS",
+									allowedHeaders: rn11AllowedHeaders,
 									acceptPost:     "",
 									acceptPatch:    "",
 								})
@@ -296,7 +358,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "GET,HEAD,OPTIONS",
-									allowedHeaders: rn4AllowedHeaders,
+									allowedHeaders: rn6AllowedHeaders,
 									acceptPost:     "",
 									acceptPatch:    "",
 								})
@@ -644,7 +706,6 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 						}
 
 						if len(elem) == 0 {
-							// Leaf node.
 							switch method {
 							case "GET":
 								r.name = ListIncidentsOperation
@@ -670,6 +731,94 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 								r.operationID = "preflightIncidents"
 								r.operationGroup = ""
 								r.pathPattern = "/api/v1/status/incidents"
+								r.args = args
+								r.count = 0
+								return r, true
+							default:
+								return
+							}
+						}
+						switch elem[0] {
+						case '.': // Prefix: ".atom"
+
+							if l := len(".atom"); len(elem) >= l && elem[0:l] == ".atom" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							if len(elem) == 0 {
+								// Leaf node.
+								switch method {
+								case "GET":
+									r.name = GetIncidentsFeedOperation
+									r.summary = "The newest 50 incidents as an Atom feed (RFC 4287)."
+									r.operationID = "getIncidentsFeed"
+									r.operationGroup = ""
+									r.pathPattern = "/api/v1/status/incidents.atom"
+									r.args = args
+									r.count = 0
+									return r, true
+								case "HEAD":
+									r.name = HeadIncidentsFeedOperation
+									r.summary = "As GET, with the same headers and no body."
+									r.operationID = "headIncidentsFeed"
+									r.operationGroup = ""
+									r.pathPattern = "/api/v1/status/incidents.atom"
+									r.args = args
+									r.count = 0
+									return r, true
+								case "OPTIONS":
+									r.name = PreflightIncidentsFeedOperation
+									r.summary = "Answer a CORS preflight."
+									r.operationID = "preflightIncidentsFeed"
+									r.operationGroup = ""
+									r.pathPattern = "/api/v1/status/incidents.atom"
+									r.args = args
+									r.count = 0
+									return r, true
+								default:
+									return
+								}
+							}
+
+						}
+
+					case 's': // Prefix: "stream"
+
+						if l := len("stream"); len(elem) >= l && elem[0:l] == "stream" {
+							elem = elem[l:]
+						} else {
+							break
+						}
+
+						if len(elem) == 0 {
+							// Leaf node.
+							switch method {
+							case "GET":
+								r.name = StreamStatusOperation
+								r.summary = "The status document live, as Server-Sent Events."
+								r.operationID = "streamStatus"
+								r.operationGroup = ""
+								r.pathPattern = "/api/v1/status/stream"
+								r.args = args
+								r.count = 0
+								return r, true
+							case "HEAD":
+								r.name = HeadStatusStreamOperation
+								r.summary = "As GET, with the same headers and no body."
+								r.operationID = "headStatusStream"
+								r.operationGroup = ""
+								r.pathPattern = "/api/v1/status/stream"
+								r.args = args
+								r.count = 0
+								return r, true
+							case "OPTIONS":
+								r.name = PreflightStatusStreamOperation
+								r.summary = "Answer a CORS preflight."
+								r.operationID = "preflightStatusStream"
+								r.operationGroup = ""
+								r.pathPattern = "/api/v1/status/stream"
 								r.args = args
 								r.count = 0
 								return r, true
@@ -730,4 +879,52 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 		}
 	}
 	return r, false
+}
+
+var (
+	wh1AllowedHeaders = map[string]string{
+		"POST": "Content-Type,Webhook-Id,Webhook-Signature,Webhook-Timestamp",
+	}
+)
+
+// Handle handles webhook request.
+//
+// Returns true if there is a webhook handler for given name and requested method.
+func (s *WebhookServer) Handle(webhookName string, w http.ResponseWriter, r *http.Request) bool {
+	switch webhookName {
+	case "statusEvent":
+		switch r.Method {
+		case "POST":
+			s.handleReceiveStatusEventRequest([0]string{}, false, w, r)
+		default:
+			return false
+		}
+		return true
+	default:
+		return false
+	}
+}
+
+// Handler returns http.Handler for webhook.
+//
+// Returns NotFound handler if spec doesn't contain webhook with given name.
+//
+// Returned handler calls MethodNotAllowed handler if webhook doesn't define requested method.
+func (s *WebhookServer) Handler(webhookName string) http.Handler {
+	switch webhookName {
+	case "statusEvent":
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// We know that webhook exists, so false means wrong method.
+			if !s.Handle(webhookName, w, r) {
+				s.notAllowed(w, r, notAllowedParams{
+					allowedMethods: "POST",
+					allowedHeaders: wh1AllowedHeaders,
+					acceptPost:     "application/json",
+					acceptPatch:    "",
+				})
+			}
+		})
+	default:
+		return http.HandlerFunc(s.notFound)
+	}
 }

@@ -3,6 +3,7 @@
 package ogenclient
 
 import (
+	"io"
 	"time"
 
 	"github.com/go-faster/errors"
@@ -140,7 +141,7 @@ func (s *AssetList) SetNextCursor(val NilString) {
 type AssetPageHead struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
-	CacheControl               string
+	CacheControl               CacheControlAssets
 	ContentEncoding            OptContentEncoding
 	ContentSecurityPolicy      string
 	ETag                       string
@@ -163,7 +164,7 @@ func (s *AssetPageHead) GetAccessControlExposeHeaders() OptString {
 }
 
 // GetCacheControl returns the value of CacheControl.
-func (s *AssetPageHead) GetCacheControl() string {
+func (s *AssetPageHead) GetCacheControl() CacheControlAssets {
 	return s.CacheControl
 }
 
@@ -223,7 +224,7 @@ func (s *AssetPageHead) SetAccessControlExposeHeaders(val OptString) {
 }
 
 // SetCacheControl sets the value of CacheControl.
-func (s *AssetPageHead) SetCacheControl(val string) {
+func (s *AssetPageHead) SetCacheControl(val CacheControlAssets) {
 	s.CacheControl = val
 }
 
@@ -278,7 +279,7 @@ func (*AssetPageHead) headAssetsRes() {}
 type AssetPageHeaders struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
-	CacheControl               string
+	CacheControl               CacheControlAssets
 	ContentEncoding            OptContentEncoding
 	ContentSecurityPolicy      string
 	ETag                       string
@@ -302,7 +303,7 @@ func (s *AssetPageHeaders) GetAccessControlExposeHeaders() OptString {
 }
 
 // GetCacheControl returns the value of CacheControl.
-func (s *AssetPageHeaders) GetCacheControl() string {
+func (s *AssetPageHeaders) GetCacheControl() CacheControlAssets {
 	return s.CacheControl
 }
 
@@ -367,7 +368,7 @@ func (s *AssetPageHeaders) SetAccessControlExposeHeaders(val OptString) {
 }
 
 // SetCacheControl sets the value of CacheControl.
-func (s *AssetPageHeaders) SetCacheControl(val string) {
+func (s *AssetPageHeaders) SetCacheControl(val CacheControlAssets) {
 	s.CacheControl = val
 }
 
@@ -427,7 +428,7 @@ func (*AssetPageHeaders) listAssetsRes() {}
 type AssetsNotModified struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
-	CacheControl               string
+	CacheControl               CacheControlAssets
 	ETag                       string
 	RateLimit                  OptString
 	RateLimitPolicy            OptString
@@ -447,7 +448,7 @@ func (s *AssetsNotModified) GetAccessControlExposeHeaders() OptString {
 }
 
 // GetCacheControl returns the value of CacheControl.
-func (s *AssetsNotModified) GetCacheControl() string {
+func (s *AssetsNotModified) GetCacheControl() CacheControlAssets {
 	return s.CacheControl
 }
 
@@ -492,7 +493,7 @@ func (s *AssetsNotModified) SetAccessControlExposeHeaders(val OptString) {
 }
 
 // SetCacheControl sets the value of CacheControl.
-func (s *AssetsNotModified) SetCacheControl(val string) {
+func (s *AssetsNotModified) SetCacheControl(val CacheControlAssets) {
 	s.CacheControl = val
 }
 
@@ -786,10 +787,12 @@ func (s *BadRequestHead) SetXRequestID(val RequestID) {
 
 func (*BadRequestHead) headAssetsRes()          {}
 func (*BadRequestHead) headFilesRes()           {}
+func (*BadRequestHead) headIncidentsFeedRes()   {}
 func (*BadRequestHead) headIncidentsRes()       {}
 func (*BadRequestHead) headOpenAPIDocumentRes() {}
 func (*BadRequestHead) headRegionsRes()         {}
 func (*BadRequestHead) headStatusRes()          {}
+func (*BadRequestHead) headStatusStreamRes()    {}
 func (*BadRequestHead) headUptimeRes()          {}
 
 // BadRequestHeaders wraps BadRequestError with response headers.
@@ -895,6 +898,7 @@ func (s *BadRequestHeaders) SetResponse(val BadRequestError) {
 	s.Response = val
 }
 
+func (*BadRequestHeaders) getIncidentsFeedRes()   {}
 func (*BadRequestHeaders) getOpenAPIDocumentRes() {}
 func (*BadRequestHeaders) getStatusRes()          {}
 func (*BadRequestHeaders) getUptimeRes()          {}
@@ -902,6 +906,7 @@ func (*BadRequestHeaders) listAssetsRes()         {}
 func (*BadRequestHeaders) listFilesRes()          {}
 func (*BadRequestHeaders) listIncidentsRes()      {}
 func (*BadRequestHeaders) listRegionsRes()        {}
+func (*BadRequestHeaders) streamStatusRes()       {}
 
 type BearerAuth struct {
 	Token string
@@ -926,6 +931,47 @@ func (s *BearerAuth) SetToken(val string) {
 // SetRoles sets the value of Roles.
 func (s *BearerAuth) SetRoles(val []string) {
 	s.Roles = val
+}
+
+type CacheControlAssets string
+
+const (
+	CacheControlAssetsPublicMaxAge60  CacheControlAssets = "public, max-age=60"
+	CacheControlAssetsPrivateMaxAge60 CacheControlAssets = "private, max-age=60"
+)
+
+// AllValues returns all CacheControlAssets values.
+func (CacheControlAssets) AllValues() []CacheControlAssets {
+	return []CacheControlAssets{
+		CacheControlAssetsPublicMaxAge60,
+		CacheControlAssetsPrivateMaxAge60,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CacheControlAssets) MarshalText() ([]byte, error) {
+	switch s {
+	case CacheControlAssetsPublicMaxAge60:
+		return []byte(s), nil
+	case CacheControlAssetsPrivateMaxAge60:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CacheControlAssets) UnmarshalText(data []byte) error {
+	switch CacheControlAssets(data) {
+	case CacheControlAssetsPublicMaxAge60:
+		*s = CacheControlAssetsPublicMaxAge60
+		return nil
+	case CacheControlAssetsPrivateMaxAge60:
+		*s = CacheControlAssetsPrivateMaxAge60
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 type CacheControlFiles string
@@ -963,6 +1009,47 @@ func (s *CacheControlFiles) UnmarshalText(data []byte) error {
 		return nil
 	case CacheControlFilesPrivateMaxAge60:
 		*s = CacheControlFilesPrivateMaxAge60
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type CacheControlRegions string
+
+const (
+	CacheControlRegionsPublicMaxAge300  CacheControlRegions = "public, max-age=300"
+	CacheControlRegionsPrivateMaxAge300 CacheControlRegions = "private, max-age=300"
+)
+
+// AllValues returns all CacheControlRegions values.
+func (CacheControlRegions) AllValues() []CacheControlRegions {
+	return []CacheControlRegions{
+		CacheControlRegionsPublicMaxAge300,
+		CacheControlRegionsPrivateMaxAge300,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CacheControlRegions) MarshalText() ([]byte, error) {
+	switch s {
+	case CacheControlRegionsPublicMaxAge300:
+		return []byte(s), nil
+	case CacheControlRegionsPrivateMaxAge300:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CacheControlRegions) UnmarshalText(data []byte) error {
+	switch CacheControlRegions(data) {
+	case CacheControlRegionsPublicMaxAge300:
+		*s = CacheControlRegionsPublicMaxAge300
+		return nil
+	case CacheControlRegionsPrivateMaxAge300:
+		*s = CacheControlRegionsPrivateMaxAge300
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -2358,6 +2445,219 @@ func (s *IncidentPageHeaders) SetResponse(val IncidentList) {
 
 func (*IncidentPageHeaders) listIncidentsRes() {}
 
+type IncidentsFeed struct {
+	Data io.Reader
+}
+
+// Read reads data from the Data reader.
+//
+// Kept to satisfy the io.Reader interface.
+func (s IncidentsFeed) Read(p []byte) (n int, err error) {
+	if s.Data == nil {
+		return 0, io.EOF
+	}
+	return s.Data.Read(p)
+}
+
+// Ref: #/components/responses/IncidentsFeedHead
+type IncidentsFeedHead struct {
+	AccessControlAllowOrigin   OptString
+	AccessControlExposeHeaders OptString
+	CacheControl               string
+	ContentEncoding            OptContentEncoding
+	ETag                       string
+	Vary                       OptString
+	XContentTypeOptions        string
+	XRequestID                 RequestID
+}
+
+// GetAccessControlAllowOrigin returns the value of AccessControlAllowOrigin.
+func (s *IncidentsFeedHead) GetAccessControlAllowOrigin() OptString {
+	return s.AccessControlAllowOrigin
+}
+
+// GetAccessControlExposeHeaders returns the value of AccessControlExposeHeaders.
+func (s *IncidentsFeedHead) GetAccessControlExposeHeaders() OptString {
+	return s.AccessControlExposeHeaders
+}
+
+// GetCacheControl returns the value of CacheControl.
+func (s *IncidentsFeedHead) GetCacheControl() string {
+	return s.CacheControl
+}
+
+// GetContentEncoding returns the value of ContentEncoding.
+func (s *IncidentsFeedHead) GetContentEncoding() OptContentEncoding {
+	return s.ContentEncoding
+}
+
+// GetETag returns the value of ETag.
+func (s *IncidentsFeedHead) GetETag() string {
+	return s.ETag
+}
+
+// GetVary returns the value of Vary.
+func (s *IncidentsFeedHead) GetVary() OptString {
+	return s.Vary
+}
+
+// GetXContentTypeOptions returns the value of XContentTypeOptions.
+func (s *IncidentsFeedHead) GetXContentTypeOptions() string {
+	return s.XContentTypeOptions
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *IncidentsFeedHead) GetXRequestID() RequestID {
+	return s.XRequestID
+}
+
+// SetAccessControlAllowOrigin sets the value of AccessControlAllowOrigin.
+func (s *IncidentsFeedHead) SetAccessControlAllowOrigin(val OptString) {
+	s.AccessControlAllowOrigin = val
+}
+
+// SetAccessControlExposeHeaders sets the value of AccessControlExposeHeaders.
+func (s *IncidentsFeedHead) SetAccessControlExposeHeaders(val OptString) {
+	s.AccessControlExposeHeaders = val
+}
+
+// SetCacheControl sets the value of CacheControl.
+func (s *IncidentsFeedHead) SetCacheControl(val string) {
+	s.CacheControl = val
+}
+
+// SetContentEncoding sets the value of ContentEncoding.
+func (s *IncidentsFeedHead) SetContentEncoding(val OptContentEncoding) {
+	s.ContentEncoding = val
+}
+
+// SetETag sets the value of ETag.
+func (s *IncidentsFeedHead) SetETag(val string) {
+	s.ETag = val
+}
+
+// SetVary sets the value of Vary.
+func (s *IncidentsFeedHead) SetVary(val OptString) {
+	s.Vary = val
+}
+
+// SetXContentTypeOptions sets the value of XContentTypeOptions.
+func (s *IncidentsFeedHead) SetXContentTypeOptions(val string) {
+	s.XContentTypeOptions = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *IncidentsFeedHead) SetXRequestID(val RequestID) {
+	s.XRequestID = val
+}
+
+func (*IncidentsFeedHead) headIncidentsFeedRes() {}
+
+// IncidentsFeedHeaders wraps IncidentsFeed with response headers.
+type IncidentsFeedHeaders struct {
+	AccessControlAllowOrigin   OptString
+	AccessControlExposeHeaders OptString
+	CacheControl               string
+	ContentEncoding            OptContentEncoding
+	ETag                       string
+	Vary                       OptString
+	XContentTypeOptions        string
+	XRequestID                 RequestID
+	Response                   IncidentsFeed
+}
+
+// GetAccessControlAllowOrigin returns the value of AccessControlAllowOrigin.
+func (s *IncidentsFeedHeaders) GetAccessControlAllowOrigin() OptString {
+	return s.AccessControlAllowOrigin
+}
+
+// GetAccessControlExposeHeaders returns the value of AccessControlExposeHeaders.
+func (s *IncidentsFeedHeaders) GetAccessControlExposeHeaders() OptString {
+	return s.AccessControlExposeHeaders
+}
+
+// GetCacheControl returns the value of CacheControl.
+func (s *IncidentsFeedHeaders) GetCacheControl() string {
+	return s.CacheControl
+}
+
+// GetContentEncoding returns the value of ContentEncoding.
+func (s *IncidentsFeedHeaders) GetContentEncoding() OptContentEncoding {
+	return s.ContentEncoding
+}
+
+// GetETag returns the value of ETag.
+func (s *IncidentsFeedHeaders) GetETag() string {
+	return s.ETag
+}
+
+// GetVary returns the value of Vary.
+func (s *IncidentsFeedHeaders) GetVary() OptString {
+	return s.Vary
+}
+
+// GetXContentTypeOptions returns the value of XContentTypeOptions.
+func (s *IncidentsFeedHeaders) GetXContentTypeOptions() string {
+	return s.XContentTypeOptions
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *IncidentsFeedHeaders) GetXRequestID() RequestID {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *IncidentsFeedHeaders) GetResponse() IncidentsFeed {
+	return s.Response
+}
+
+// SetAccessControlAllowOrigin sets the value of AccessControlAllowOrigin.
+func (s *IncidentsFeedHeaders) SetAccessControlAllowOrigin(val OptString) {
+	s.AccessControlAllowOrigin = val
+}
+
+// SetAccessControlExposeHeaders sets the value of AccessControlExposeHeaders.
+func (s *IncidentsFeedHeaders) SetAccessControlExposeHeaders(val OptString) {
+	s.AccessControlExposeHeaders = val
+}
+
+// SetCacheControl sets the value of CacheControl.
+func (s *IncidentsFeedHeaders) SetCacheControl(val string) {
+	s.CacheControl = val
+}
+
+// SetContentEncoding sets the value of ContentEncoding.
+func (s *IncidentsFeedHeaders) SetContentEncoding(val OptContentEncoding) {
+	s.ContentEncoding = val
+}
+
+// SetETag sets the value of ETag.
+func (s *IncidentsFeedHeaders) SetETag(val string) {
+	s.ETag = val
+}
+
+// SetVary sets the value of Vary.
+func (s *IncidentsFeedHeaders) SetVary(val OptString) {
+	s.Vary = val
+}
+
+// SetXContentTypeOptions sets the value of XContentTypeOptions.
+func (s *IncidentsFeedHeaders) SetXContentTypeOptions(val string) {
+	s.XContentTypeOptions = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *IncidentsFeedHeaders) SetXRequestID(val RequestID) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *IncidentsFeedHeaders) SetResponse(val IncidentsFeed) {
+	s.Response = val
+}
+
+func (*IncidentsFeedHeaders) getIncidentsFeedRes() {}
+
 // Ref: #/components/responses/InternalErrorHead
 type InternalErrorHead struct {
 	AccessControlAllowOrigin   OptString
@@ -2452,10 +2752,12 @@ func (s *InternalErrorHead) SetXRequestID(val RequestID) {
 
 func (*InternalErrorHead) headAssetsRes()          {}
 func (*InternalErrorHead) headFilesRes()           {}
+func (*InternalErrorHead) headIncidentsFeedRes()   {}
 func (*InternalErrorHead) headIncidentsRes()       {}
 func (*InternalErrorHead) headOpenAPIDocumentRes() {}
 func (*InternalErrorHead) headRegionsRes()         {}
 func (*InternalErrorHead) headStatusRes()          {}
+func (*InternalErrorHead) headStatusStreamRes()    {}
 func (*InternalErrorHead) headUptimeRes()          {}
 
 // InternalErrorHeaders wraps InternalServerError with response headers.
@@ -2561,6 +2863,7 @@ func (s *InternalErrorHeaders) SetResponse(val InternalServerError) {
 	s.Response = val
 }
 
+func (*InternalErrorHeaders) getIncidentsFeedRes()   {}
 func (*InternalErrorHeaders) getOpenAPIDocumentRes() {}
 func (*InternalErrorHeaders) getStatusRes()          {}
 func (*InternalErrorHeaders) getUptimeRes()          {}
@@ -2568,6 +2871,7 @@ func (*InternalErrorHeaders) listAssetsRes()         {}
 func (*InternalErrorHeaders) listFilesRes()          {}
 func (*InternalErrorHeaders) listIncidentsRes()      {}
 func (*InternalErrorHeaders) listRegionsRes()        {}
+func (*InternalErrorHeaders) streamStatusRes()       {}
 
 // A 500 answer; it reveals no internals.
 // Ref: #/components/schemas/InternalServerError
@@ -2967,6 +3271,7 @@ func (s *MethodNotAllowedHeaders) SetResponse(val MethodNotAllowedError) {
 	s.Response = val
 }
 
+func (*MethodNotAllowedHeaders) getIncidentsFeedRes()   {}
 func (*MethodNotAllowedHeaders) getOpenAPIDocumentRes() {}
 func (*MethodNotAllowedHeaders) getStatusRes()          {}
 func (*MethodNotAllowedHeaders) getUptimeRes()          {}
@@ -2974,6 +3279,7 @@ func (*MethodNotAllowedHeaders) listAssetsRes()         {}
 func (*MethodNotAllowedHeaders) listFilesRes()          {}
 func (*MethodNotAllowedHeaders) listIncidentsRes()      {}
 func (*MethodNotAllowedHeaders) listRegionsRes()        {}
+func (*MethodNotAllowedHeaders) streamStatusRes()       {}
 
 // NewNilPercent returns new NilPercent with value set to v.
 func NewNilPercent(v Percent) NilPercent {
@@ -3344,12 +3650,14 @@ func (s *NotFoundHead) SetXRequestID(val RequestID) {
 	s.XRequestID = val
 }
 
-func (*NotFoundHead) headAssetsRes()    {}
-func (*NotFoundHead) headFilesRes()     {}
-func (*NotFoundHead) headIncidentsRes() {}
-func (*NotFoundHead) headRegionsRes()   {}
-func (*NotFoundHead) headStatusRes()    {}
-func (*NotFoundHead) headUptimeRes()    {}
+func (*NotFoundHead) headAssetsRes()        {}
+func (*NotFoundHead) headFilesRes()         {}
+func (*NotFoundHead) headIncidentsFeedRes() {}
+func (*NotFoundHead) headIncidentsRes()     {}
+func (*NotFoundHead) headRegionsRes()       {}
+func (*NotFoundHead) headStatusRes()        {}
+func (*NotFoundHead) headStatusStreamRes()  {}
+func (*NotFoundHead) headUptimeRes()        {}
 
 // NotFoundHeaders wraps NotFoundError with response headers.
 type NotFoundHeaders struct {
@@ -3454,18 +3762,22 @@ func (s *NotFoundHeaders) SetResponse(val NotFoundError) {
 	s.Response = val
 }
 
-func (*NotFoundHeaders) getStatusRes()          {}
-func (*NotFoundHeaders) getUptimeRes()          {}
-func (*NotFoundHeaders) listAssetsRes()         {}
-func (*NotFoundHeaders) listFilesRes()          {}
-func (*NotFoundHeaders) listIncidentsRes()      {}
-func (*NotFoundHeaders) listRegionsRes()        {}
-func (*NotFoundHeaders) preflightAssetsRes()    {}
-func (*NotFoundHeaders) preflightFilesRes()     {}
-func (*NotFoundHeaders) preflightIncidentsRes() {}
-func (*NotFoundHeaders) preflightRegionsRes()   {}
-func (*NotFoundHeaders) preflightStatusRes()    {}
-func (*NotFoundHeaders) preflightUptimeRes()    {}
+func (*NotFoundHeaders) getIncidentsFeedRes()       {}
+func (*NotFoundHeaders) getStatusRes()              {}
+func (*NotFoundHeaders) getUptimeRes()              {}
+func (*NotFoundHeaders) listAssetsRes()             {}
+func (*NotFoundHeaders) listFilesRes()              {}
+func (*NotFoundHeaders) listIncidentsRes()          {}
+func (*NotFoundHeaders) listRegionsRes()            {}
+func (*NotFoundHeaders) preflightAssetsRes()        {}
+func (*NotFoundHeaders) preflightFilesRes()         {}
+func (*NotFoundHeaders) preflightIncidentsFeedRes() {}
+func (*NotFoundHeaders) preflightIncidentsRes()     {}
+func (*NotFoundHeaders) preflightRegionsRes()       {}
+func (*NotFoundHeaders) preflightStatusRes()        {}
+func (*NotFoundHeaders) preflightStatusStreamRes()  {}
+func (*NotFoundHeaders) preflightUptimeRes()        {}
+func (*NotFoundHeaders) streamStatusRes()           {}
 
 // An OpenAPI 3.1 document.
 // Ref: #/components/schemas/OpenAPIDocument
@@ -3890,12 +4202,227 @@ func (s *Preflight) SetXRequestID(val RequestID) {
 	s.XRequestID = val
 }
 
-func (*Preflight) preflightAssetsRes()    {}
-func (*Preflight) preflightFilesRes()     {}
-func (*Preflight) preflightIncidentsRes() {}
-func (*Preflight) preflightRegionsRes()   {}
-func (*Preflight) preflightStatusRes()    {}
-func (*Preflight) preflightUptimeRes()    {}
+func (*Preflight) preflightAssetsRes()        {}
+func (*Preflight) preflightFilesRes()         {}
+func (*Preflight) preflightIncidentsFeedRes() {}
+func (*Preflight) preflightIncidentsRes()     {}
+func (*Preflight) preflightRegionsRes()       {}
+func (*Preflight) preflightStatusRes()        {}
+func (*Preflight) preflightStatusStreamRes()  {}
+func (*Preflight) preflightUptimeRes()        {}
+
+// ReceiveStatusEvent2XX is 2XX pattern response for ReceiveStatusEvent operation.
+type ReceiveStatusEvent2XX struct {
+	StatusCode int
+}
+
+// GetStatusCode returns the value of StatusCode.
+func (s *ReceiveStatusEvent2XX) GetStatusCode() int {
+	return s.StatusCode
+}
+
+// SetStatusCode sets the value of StatusCode.
+func (s *ReceiveStatusEvent2XX) SetStatusCode(val int) {
+	s.StatusCode = val
+}
+
+func (*ReceiveStatusEvent2XX) receiveStatusEventRes() {}
+
+// ReceiveStatusEventDef is default response for ReceiveStatusEvent operation.
+type ReceiveStatusEventDef struct {
+	StatusCode int
+}
+
+// GetStatusCode returns the value of StatusCode.
+func (s *ReceiveStatusEventDef) GetStatusCode() int {
+	return s.StatusCode
+}
+
+// SetStatusCode sets the value of StatusCode.
+func (s *ReceiveStatusEventDef) SetStatusCode(val int) {
+	s.StatusCode = val
+}
+
+func (*ReceiveStatusEventDef) receiveStatusEventRes() {}
+
+// ReceiveStatusEventGone is response for ReceiveStatusEvent operation.
+type ReceiveStatusEventGone struct{}
+
+func (*ReceiveStatusEventGone) receiveStatusEventRes() {}
+
+type ReceiveStatusEventReq struct {
+	ID   string                    `json:"id"`
+	Type ReceiveStatusEventReqType `json:"type"`
+	// When the change was written.
+	Timestamp Timestamp `json:"timestamp"`
+	// The incident as `GET /api/v1/status/incidents` shows it after the change (`incident.*`), or the
+	// region with its new status (`region.changed`).
+	Data ReceiveStatusEventReqData `json:"data"`
+}
+
+// GetID returns the value of ID.
+func (s *ReceiveStatusEventReq) GetID() string {
+	return s.ID
+}
+
+// GetType returns the value of Type.
+func (s *ReceiveStatusEventReq) GetType() ReceiveStatusEventReqType {
+	return s.Type
+}
+
+// GetTimestamp returns the value of Timestamp.
+func (s *ReceiveStatusEventReq) GetTimestamp() Timestamp {
+	return s.Timestamp
+}
+
+// GetData returns the value of Data.
+func (s *ReceiveStatusEventReq) GetData() ReceiveStatusEventReqData {
+	return s.Data
+}
+
+// SetID sets the value of ID.
+func (s *ReceiveStatusEventReq) SetID(val string) {
+	s.ID = val
+}
+
+// SetType sets the value of Type.
+func (s *ReceiveStatusEventReq) SetType(val ReceiveStatusEventReqType) {
+	s.Type = val
+}
+
+// SetTimestamp sets the value of Timestamp.
+func (s *ReceiveStatusEventReq) SetTimestamp(val Timestamp) {
+	s.Timestamp = val
+}
+
+// SetData sets the value of Data.
+func (s *ReceiveStatusEventReq) SetData(val ReceiveStatusEventReqData) {
+	s.Data = val
+}
+
+// The incident as `GET /api/v1/status/incidents` shows it after the change (`incident.*`), or the
+// region with its new status (`region.changed`).
+// ReceiveStatusEventReqData represents sum type.
+type ReceiveStatusEventReqData struct {
+	// Type selects the active sum variant, switch on this field.
+	Type     ReceiveStatusEventReqDataType
+	Incident Incident
+	Region   Region
+}
+
+// ReceiveStatusEventReqDataType is oneOf type of ReceiveStatusEventReqData.
+type ReceiveStatusEventReqDataType string
+
+// Possible values for ReceiveStatusEventReqDataType.
+const (
+	IncidentReceiveStatusEventReqData ReceiveStatusEventReqDataType = "Incident"
+	RegionReceiveStatusEventReqData   ReceiveStatusEventReqDataType = "Region"
+)
+
+// IsIncident reports whether ReceiveStatusEventReqData is Incident.
+func (s ReceiveStatusEventReqData) IsIncident() bool {
+	return s.Type == IncidentReceiveStatusEventReqData
+}
+
+// IsRegion reports whether ReceiveStatusEventReqData is Region.
+func (s ReceiveStatusEventReqData) IsRegion() bool { return s.Type == RegionReceiveStatusEventReqData }
+
+// SetIncident sets ReceiveStatusEventReqData to Incident.
+func (s *ReceiveStatusEventReqData) SetIncident(v Incident) {
+	s.Type = IncidentReceiveStatusEventReqData
+	s.Incident = v
+}
+
+// GetIncident returns Incident and true boolean if ReceiveStatusEventReqData is Incident.
+func (s ReceiveStatusEventReqData) GetIncident() (v Incident, ok bool) {
+	if !s.IsIncident() {
+		return v, false
+	}
+	return s.Incident, true
+}
+
+// NewIncidentReceiveStatusEventReqData returns new ReceiveStatusEventReqData from Incident.
+func NewIncidentReceiveStatusEventReqData(v Incident) ReceiveStatusEventReqData {
+	var s ReceiveStatusEventReqData
+	s.SetIncident(v)
+	return s
+}
+
+// SetRegion sets ReceiveStatusEventReqData to Region.
+func (s *ReceiveStatusEventReqData) SetRegion(v Region) {
+	s.Type = RegionReceiveStatusEventReqData
+	s.Region = v
+}
+
+// GetRegion returns Region and true boolean if ReceiveStatusEventReqData is Region.
+func (s ReceiveStatusEventReqData) GetRegion() (v Region, ok bool) {
+	if !s.IsRegion() {
+		return v, false
+	}
+	return s.Region, true
+}
+
+// NewRegionReceiveStatusEventReqData returns new ReceiveStatusEventReqData from Region.
+func NewRegionReceiveStatusEventReqData(v Region) ReceiveStatusEventReqData {
+	var s ReceiveStatusEventReqData
+	s.SetRegion(v)
+	return s
+}
+
+type ReceiveStatusEventReqType string
+
+const (
+	ReceiveStatusEventReqTypeIncidentOpened   ReceiveStatusEventReqType = "incident.opened"
+	ReceiveStatusEventReqTypeIncidentUpdated  ReceiveStatusEventReqType = "incident.updated"
+	ReceiveStatusEventReqTypeIncidentResolved ReceiveStatusEventReqType = "incident.resolved"
+	ReceiveStatusEventReqTypeRegionChanged    ReceiveStatusEventReqType = "region.changed"
+)
+
+// AllValues returns all ReceiveStatusEventReqType values.
+func (ReceiveStatusEventReqType) AllValues() []ReceiveStatusEventReqType {
+	return []ReceiveStatusEventReqType{
+		ReceiveStatusEventReqTypeIncidentOpened,
+		ReceiveStatusEventReqTypeIncidentUpdated,
+		ReceiveStatusEventReqTypeIncidentResolved,
+		ReceiveStatusEventReqTypeRegionChanged,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ReceiveStatusEventReqType) MarshalText() ([]byte, error) {
+	switch s {
+	case ReceiveStatusEventReqTypeIncidentOpened:
+		return []byte(s), nil
+	case ReceiveStatusEventReqTypeIncidentUpdated:
+		return []byte(s), nil
+	case ReceiveStatusEventReqTypeIncidentResolved:
+		return []byte(s), nil
+	case ReceiveStatusEventReqTypeRegionChanged:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ReceiveStatusEventReqType) UnmarshalText(data []byte) error {
+	switch ReceiveStatusEventReqType(data) {
+	case ReceiveStatusEventReqTypeIncidentOpened:
+		*s = ReceiveStatusEventReqTypeIncidentOpened
+		return nil
+	case ReceiveStatusEventReqTypeIncidentUpdated:
+		*s = ReceiveStatusEventReqTypeIncidentUpdated
+		return nil
+	case ReceiveStatusEventReqTypeIncidentResolved:
+		*s = ReceiveStatusEventReqTypeIncidentResolved
+		return nil
+	case ReceiveStatusEventReqTypeRegionChanged:
+		*s = ReceiveStatusEventReqTypeRegionChanged
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
 
 // Ref: #/components/schemas/Region
 type Region struct {
@@ -4016,7 +4543,7 @@ func (s *RegionList) SetNextCursor(val NilString) {
 type RegionPageHead struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
-	CacheControl               string
+	CacheControl               CacheControlRegions
 	ContentEncoding            OptContentEncoding
 	ContentSecurityPolicy      string
 	ETag                       string
@@ -4038,7 +4565,7 @@ func (s *RegionPageHead) GetAccessControlExposeHeaders() OptString {
 }
 
 // GetCacheControl returns the value of CacheControl.
-func (s *RegionPageHead) GetCacheControl() string {
+func (s *RegionPageHead) GetCacheControl() CacheControlRegions {
 	return s.CacheControl
 }
 
@@ -4093,7 +4620,7 @@ func (s *RegionPageHead) SetAccessControlExposeHeaders(val OptString) {
 }
 
 // SetCacheControl sets the value of CacheControl.
-func (s *RegionPageHead) SetCacheControl(val string) {
+func (s *RegionPageHead) SetCacheControl(val CacheControlRegions) {
 	s.CacheControl = val
 }
 
@@ -4143,7 +4670,7 @@ func (*RegionPageHead) headRegionsRes() {}
 type RegionPageHeaders struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
-	CacheControl               string
+	CacheControl               CacheControlRegions
 	ContentEncoding            OptContentEncoding
 	ContentSecurityPolicy      string
 	ETag                       string
@@ -4166,7 +4693,7 @@ func (s *RegionPageHeaders) GetAccessControlExposeHeaders() OptString {
 }
 
 // GetCacheControl returns the value of CacheControl.
-func (s *RegionPageHeaders) GetCacheControl() string {
+func (s *RegionPageHeaders) GetCacheControl() CacheControlRegions {
 	return s.CacheControl
 }
 
@@ -4226,7 +4753,7 @@ func (s *RegionPageHeaders) SetAccessControlExposeHeaders(val OptString) {
 }
 
 // SetCacheControl sets the value of CacheControl.
-func (s *RegionPageHeaders) SetCacheControl(val string) {
+func (s *RegionPageHeaders) SetCacheControl(val CacheControlRegions) {
 	s.CacheControl = val
 }
 
@@ -4281,7 +4808,7 @@ func (*RegionPageHeaders) listRegionsRes() {}
 type RegionsNotModified struct {
 	AccessControlAllowOrigin   OptString
 	AccessControlExposeHeaders OptString
-	CacheControl               string
+	CacheControl               CacheControlRegions
 	ETag                       string
 	RateLimit                  OptString
 	RateLimitPolicy            OptString
@@ -4301,7 +4828,7 @@ func (s *RegionsNotModified) GetAccessControlExposeHeaders() OptString {
 }
 
 // GetCacheControl returns the value of CacheControl.
-func (s *RegionsNotModified) GetCacheControl() string {
+func (s *RegionsNotModified) GetCacheControl() CacheControlRegions {
 	return s.CacheControl
 }
 
@@ -4346,7 +4873,7 @@ func (s *RegionsNotModified) SetAccessControlExposeHeaders(val OptString) {
 }
 
 // SetCacheControl sets the value of CacheControl.
-func (s *RegionsNotModified) SetCacheControl(val string) {
+func (s *RegionsNotModified) SetCacheControl(val CacheControlRegions) {
 	s.CacheControl = val
 }
 
@@ -4630,11 +5157,12 @@ func (s *ServiceUnavailableHead) SetXRequestID(val RequestID) {
 	s.XRequestID = val
 }
 
-func (*ServiceUnavailableHead) headAssetsRes()    {}
-func (*ServiceUnavailableHead) headFilesRes()     {}
-func (*ServiceUnavailableHead) headIncidentsRes() {}
-func (*ServiceUnavailableHead) headRegionsRes()   {}
-func (*ServiceUnavailableHead) headUptimeRes()    {}
+func (*ServiceUnavailableHead) headAssetsRes()        {}
+func (*ServiceUnavailableHead) headFilesRes()         {}
+func (*ServiceUnavailableHead) headIncidentsFeedRes() {}
+func (*ServiceUnavailableHead) headIncidentsRes()     {}
+func (*ServiceUnavailableHead) headRegionsRes()       {}
+func (*ServiceUnavailableHead) headUptimeRes()        {}
 
 // ServiceUnavailableHeaders wraps ServiceUnavailableError with response headers.
 type ServiceUnavailableHeaders struct {
@@ -4750,11 +5278,12 @@ func (s *ServiceUnavailableHeaders) SetResponse(val ServiceUnavailableError) {
 	s.Response = val
 }
 
-func (*ServiceUnavailableHeaders) getUptimeRes()     {}
-func (*ServiceUnavailableHeaders) listAssetsRes()    {}
-func (*ServiceUnavailableHeaders) listFilesRes()     {}
-func (*ServiceUnavailableHeaders) listIncidentsRes() {}
-func (*ServiceUnavailableHeaders) listRegionsRes()   {}
+func (*ServiceUnavailableHeaders) getIncidentsFeedRes() {}
+func (*ServiceUnavailableHeaders) getUptimeRes()        {}
+func (*ServiceUnavailableHeaders) listAssetsRes()       {}
+func (*ServiceUnavailableHeaders) listFilesRes()        {}
+func (*ServiceUnavailableHeaders) listIncidentsRes()    {}
+func (*ServiceUnavailableHeaders) listRegionsRes()      {}
 
 // Ref: #/components/schemas/StatusDocument
 type StatusDocument struct {
@@ -5121,12 +5650,161 @@ func (s *StatusNotModified) SetXRequestID(val RequestID) {
 	s.XRequestID = val
 }
 
-func (*StatusNotModified) getStatusRes()     {}
-func (*StatusNotModified) getUptimeRes()     {}
-func (*StatusNotModified) headIncidentsRes() {}
-func (*StatusNotModified) headStatusRes()    {}
-func (*StatusNotModified) headUptimeRes()    {}
-func (*StatusNotModified) listIncidentsRes() {}
+func (*StatusNotModified) getIncidentsFeedRes()  {}
+func (*StatusNotModified) getStatusRes()         {}
+func (*StatusNotModified) getUptimeRes()         {}
+func (*StatusNotModified) headIncidentsFeedRes() {}
+func (*StatusNotModified) headIncidentsRes()     {}
+func (*StatusNotModified) headStatusRes()        {}
+func (*StatusNotModified) headUptimeRes()        {}
+func (*StatusNotModified) listIncidentsRes()     {}
+
+type StatusStream struct {
+	Data io.Reader
+}
+
+// Read reads data from the Data reader.
+//
+// Kept to satisfy the io.Reader interface.
+func (s StatusStream) Read(p []byte) (n int, err error) {
+	if s.Data == nil {
+		return 0, io.EOF
+	}
+	return s.Data.Read(p)
+}
+
+// Ref: #/components/responses/StatusStreamHead
+type StatusStreamHead struct {
+	AccessControlAllowOrigin   OptString
+	AccessControlExposeHeaders OptString
+	CacheControl               string
+	XContentTypeOptions        string
+	XRequestID                 RequestID
+}
+
+// GetAccessControlAllowOrigin returns the value of AccessControlAllowOrigin.
+func (s *StatusStreamHead) GetAccessControlAllowOrigin() OptString {
+	return s.AccessControlAllowOrigin
+}
+
+// GetAccessControlExposeHeaders returns the value of AccessControlExposeHeaders.
+func (s *StatusStreamHead) GetAccessControlExposeHeaders() OptString {
+	return s.AccessControlExposeHeaders
+}
+
+// GetCacheControl returns the value of CacheControl.
+func (s *StatusStreamHead) GetCacheControl() string {
+	return s.CacheControl
+}
+
+// GetXContentTypeOptions returns the value of XContentTypeOptions.
+func (s *StatusStreamHead) GetXContentTypeOptions() string {
+	return s.XContentTypeOptions
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *StatusStreamHead) GetXRequestID() RequestID {
+	return s.XRequestID
+}
+
+// SetAccessControlAllowOrigin sets the value of AccessControlAllowOrigin.
+func (s *StatusStreamHead) SetAccessControlAllowOrigin(val OptString) {
+	s.AccessControlAllowOrigin = val
+}
+
+// SetAccessControlExposeHeaders sets the value of AccessControlExposeHeaders.
+func (s *StatusStreamHead) SetAccessControlExposeHeaders(val OptString) {
+	s.AccessControlExposeHeaders = val
+}
+
+// SetCacheControl sets the value of CacheControl.
+func (s *StatusStreamHead) SetCacheControl(val string) {
+	s.CacheControl = val
+}
+
+// SetXContentTypeOptions sets the value of XContentTypeOptions.
+func (s *StatusStreamHead) SetXContentTypeOptions(val string) {
+	s.XContentTypeOptions = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *StatusStreamHead) SetXRequestID(val RequestID) {
+	s.XRequestID = val
+}
+
+func (*StatusStreamHead) headStatusStreamRes() {}
+
+// StatusStreamHeaders wraps StatusStream with response headers.
+type StatusStreamHeaders struct {
+	AccessControlAllowOrigin   OptString
+	AccessControlExposeHeaders OptString
+	CacheControl               string
+	XContentTypeOptions        string
+	XRequestID                 RequestID
+	Response                   StatusStream
+}
+
+// GetAccessControlAllowOrigin returns the value of AccessControlAllowOrigin.
+func (s *StatusStreamHeaders) GetAccessControlAllowOrigin() OptString {
+	return s.AccessControlAllowOrigin
+}
+
+// GetAccessControlExposeHeaders returns the value of AccessControlExposeHeaders.
+func (s *StatusStreamHeaders) GetAccessControlExposeHeaders() OptString {
+	return s.AccessControlExposeHeaders
+}
+
+// GetCacheControl returns the value of CacheControl.
+func (s *StatusStreamHeaders) GetCacheControl() string {
+	return s.CacheControl
+}
+
+// GetXContentTypeOptions returns the value of XContentTypeOptions.
+func (s *StatusStreamHeaders) GetXContentTypeOptions() string {
+	return s.XContentTypeOptions
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *StatusStreamHeaders) GetXRequestID() RequestID {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *StatusStreamHeaders) GetResponse() StatusStream {
+	return s.Response
+}
+
+// SetAccessControlAllowOrigin sets the value of AccessControlAllowOrigin.
+func (s *StatusStreamHeaders) SetAccessControlAllowOrigin(val OptString) {
+	s.AccessControlAllowOrigin = val
+}
+
+// SetAccessControlExposeHeaders sets the value of AccessControlExposeHeaders.
+func (s *StatusStreamHeaders) SetAccessControlExposeHeaders(val OptString) {
+	s.AccessControlExposeHeaders = val
+}
+
+// SetCacheControl sets the value of CacheControl.
+func (s *StatusStreamHeaders) SetCacheControl(val string) {
+	s.CacheControl = val
+}
+
+// SetXContentTypeOptions sets the value of XContentTypeOptions.
+func (s *StatusStreamHeaders) SetXContentTypeOptions(val string) {
+	s.XContentTypeOptions = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *StatusStreamHeaders) SetXRequestID(val RequestID) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *StatusStreamHeaders) SetResponse(val StatusStream) {
+	s.Response = val
+}
+
+func (*StatusStreamHeaders) streamStatusRes() {}
 
 // The state of the service, of a component or of a region.
 // Ref: #/components/schemas/StatusValue
@@ -5439,9 +6117,11 @@ func (s *TooManyRequestsHead) SetXRequestID(val RequestID) {
 	s.XRequestID = val
 }
 
-func (*TooManyRequestsHead) headAssetsRes()  {}
-func (*TooManyRequestsHead) headFilesRes()   {}
-func (*TooManyRequestsHead) headRegionsRes() {}
+func (*TooManyRequestsHead) headAssetsRes()        {}
+func (*TooManyRequestsHead) headFilesRes()         {}
+func (*TooManyRequestsHead) headIncidentsFeedRes() {}
+func (*TooManyRequestsHead) headRegionsRes()       {}
+func (*TooManyRequestsHead) headStatusStreamRes()  {}
 
 // TooManyRequestsHeaders wraps TooManyRequestsError with response headers.
 type TooManyRequestsHeaders struct {
@@ -5557,9 +6237,15 @@ func (s *TooManyRequestsHeaders) SetResponse(val TooManyRequestsError) {
 	s.Response = val
 }
 
-func (*TooManyRequestsHeaders) listAssetsRes()  {}
-func (*TooManyRequestsHeaders) listFilesRes()   {}
-func (*TooManyRequestsHeaders) listRegionsRes() {}
+func (*TooManyRequestsHeaders) getIncidentsFeedRes()   {}
+func (*TooManyRequestsHeaders) getOpenAPIDocumentRes() {}
+func (*TooManyRequestsHeaders) getStatusRes()          {}
+func (*TooManyRequestsHeaders) getUptimeRes()          {}
+func (*TooManyRequestsHeaders) listAssetsRes()         {}
+func (*TooManyRequestsHeaders) listFilesRes()          {}
+func (*TooManyRequestsHeaders) listIncidentsRes()      {}
+func (*TooManyRequestsHeaders) listRegionsRes()        {}
+func (*TooManyRequestsHeaders) streamStatusRes()       {}
 
 // A 401 answer.
 // Ref: #/components/schemas/UnauthorizedError

@@ -8,6 +8,14 @@ import (
 
 // Handler handles operations described by OpenAPI v3 specification.
 type Handler interface {
+	// GetIncidentsFeed implements getIncidentsFeed operation.
+	//
+	// For feed readers: one entry per incident, newest first, whose `id` (`urn:cdnapi:incident:<id>`)
+	// never changes and whose `updated` is when it opened or, once resolved, when it resolved. `/status`
+	// links to it with `<link rel="alternate">`. Takes no parameters. Never cached.
+	//
+	// GET /api/v1/status/incidents.atom
+	GetIncidentsFeed(ctx context.Context) (GetIncidentsFeedRes, error)
 	// GetOpenAPIDocument implements getOpenAPIDocument operation.
 	//
 	// Always public. Takes no parameters; any query parameter gets 400 parameter_unknown.
@@ -55,6 +63,12 @@ type Handler interface {
 	//
 	// HEAD /api/v1/status/incidents
 	HeadIncidents(ctx context.Context, params HeadIncidentsParams) (HeadIncidentsRes, error)
+	// HeadIncidentsFeed implements headIncidentsFeed operation.
+	//
+	// As GET, with the same headers and no body.
+	//
+	// HEAD /api/v1/status/incidents.atom
+	HeadIncidentsFeed(ctx context.Context) (HeadIncidentsFeedRes, error)
 	// HeadOpenAPIDocument implements headOpenAPIDocument operation.
 	//
 	// The status and headers that GET would answer, Content-Length and ETag included, without the body.
@@ -79,6 +93,12 @@ type Handler interface {
 	//
 	// HEAD /api/v1/status
 	HeadStatus(ctx context.Context, params HeadStatusParams) (HeadStatusRes, error)
+	// HeadStatusStream implements headStatusStream operation.
+	//
+	// As GET, with the same headers and no body.
+	//
+	// HEAD /api/v1/status/stream
+	HeadStatusStream(ctx context.Context) (HeadStatusStreamRes, error)
 	// HeadUptime implements headUptime operation.
 	//
 	// The status and headers that GET would answer, Content-Length and ETag included, without the body.
@@ -146,6 +166,12 @@ type Handler interface {
 	//
 	// OPTIONS /api/v1/status/incidents
 	PreflightIncidents(ctx context.Context) (PreflightIncidentsRes, error)
+	// PreflightIncidentsFeed implements preflightIncidentsFeed operation.
+	//
+	// Answer a CORS preflight.
+	//
+	// OPTIONS /api/v1/status/incidents.atom
+	PreflightIncidentsFeed(ctx context.Context) (PreflightIncidentsFeedRes, error)
 	// PreflightOpenAPIDocument implements preflightOpenAPIDocument operation.
 	//
 	// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
@@ -167,6 +193,12 @@ type Handler interface {
 	//
 	// OPTIONS /api/v1/status
 	PreflightStatus(ctx context.Context) (PreflightStatusRes, error)
+	// PreflightStatusStream implements preflightStatusStream operation.
+	//
+	// Answer a CORS preflight.
+	//
+	// OPTIONS /api/v1/status/stream
+	PreflightStatusStream(ctx context.Context) (PreflightStatusStreamRes, error)
 	// PreflightUptime implements preflightUptime operation.
 	//
 	// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
@@ -174,6 +206,19 @@ type Handler interface {
 	//
 	// OPTIONS /api/v1/status/uptime
 	PreflightUptime(ctx context.Context) (PreflightUptimeRes, error)
+	// StreamStatus implements streamStatus operation.
+	//
+	// A `text/event-stream` that sends the status document (as `GET /api/v1/status` has it) as an event
+	// `status` at once and then each time a status in it changes, with `id:` a digest of the document
+	// without `updated_at`. A client that reconnects with `Last-Event-ID` (browsers' `EventSource` do) is
+	// sent the document only if it changed meanwhile, even across a server restart or another process. A
+	// comment line every 15 seconds keeps proxies from closing the connection; `retry: 1000` asks for a
+	// reconnect after a second. A process holds at most 500 streams: more get 429 `rate_limited` with
+	// `Retry-After`, and so do new streams once the process is shutting down, which ends the open ones.
+	// Takes no parameters. `/status` uses it, and polls when it fails.
+	//
+	// GET /api/v1/status/stream
+	StreamStatus(ctx context.Context, params StreamStatusParams) (StreamStatusRes, error)
 }
 
 // Server implements http server based on OpenAPI v3 specification and
@@ -193,6 +238,43 @@ func NewServer(h Handler, sec SecurityHandler, opts ...ServerOption) (*Server, e
 	return &Server{
 		h:          h,
 		sec:        sec,
+		baseServer: s,
+	}, nil
+}
+
+// WebhookHandler handles webhooks described by OpenAPI v3 specification.
+type WebhookHandler interface {
+	// ReceiveStatusEvent implements receiveStatusEvent operation.
+	//
+	// Sent by `cdnapi serve` to every webhook subscribed to the event's type, as the Standard Webhooks
+	// specification says. The headers `webhook-id` (the event's `id`, the same on every attempt: use it to
+	// deduplicate), `webhook-timestamp` (Unix seconds of the attempt) and `webhook-signature` (`v1,` and
+	// the base64 of the HMAC-SHA256, keyed with the base64-decoded part of the secret after `whsec_`, of
+	// `<webhook-id>.<webhook-timestamp>.<body>`) let the receiver verify it with any Standard Webhooks
+	// library. An event is written in the same transaction as the change, and delivered at least once: a
+	// 2xx answer ends the delivery, a 410 removes the subscription, and anything else (or no answer within
+	// `--webhook-timeout`) is retried with exponential backoff and jitter for `--webhook-retry-for` (72
+	// hours by default). Redirects to another host are not followed. `incident.updated` means a worse
+	// status or a new operator message.
+	//
+	ReceiveStatusEvent(ctx context.Context, req *ReceiveStatusEventReq, params ReceiveStatusEventParams) (ReceiveStatusEventRes, error)
+}
+
+// WebhookServer implements http server based on OpenAPI v3 specification and
+// calls WebhookHandler to handle requests.
+type WebhookServer struct {
+	h WebhookHandler
+	baseServer
+}
+
+// NewWebhookServer creates new WebhookServer.
+func NewWebhookServer(h WebhookHandler, opts ...ServerOption) (*WebhookServer, error) {
+	s, err := newServerConfig(opts...).baseServer()
+	if err != nil {
+		return nil, err
+	}
+	return &WebhookServer{
+		h:          h,
 		baseServer: s,
 	}, nil
 }

@@ -13,6 +13,17 @@ type UnimplementedHandler struct{}
 
 var _ Handler = UnimplementedHandler{}
 
+// GetIncidentsFeed implements getIncidentsFeed operation.
+//
+// For feed readers: one entry per incident, newest first, whose `id` (`urn:cdnapi:incident:<id>`)
+// never changes and whose `updated` is when it opened or, once resolved, when it resolved. `/status`
+// links to it with `<link rel="alternate">`. Takes no parameters. Never cached.
+//
+// GET /api/v1/status/incidents.atom
+func (UnimplementedHandler) GetIncidentsFeed(ctx context.Context) (r GetIncidentsFeedRes, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetOpenAPIDocument implements getOpenAPIDocument operation.
 //
 // Always public. Takes no parameters; any query parameter gets 400 parameter_unknown.
@@ -78,6 +89,15 @@ func (UnimplementedHandler) HeadIncidents(ctx context.Context, params HeadIncide
 	return r, ht.ErrNotImplemented
 }
 
+// HeadIncidentsFeed implements headIncidentsFeed operation.
+//
+// As GET, with the same headers and no body.
+//
+// HEAD /api/v1/status/incidents.atom
+func (UnimplementedHandler) HeadIncidentsFeed(ctx context.Context) (r HeadIncidentsFeedRes, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // HeadOpenAPIDocument implements headOpenAPIDocument operation.
 //
 // The status and headers that GET would answer, Content-Length and ETag included, without the body.
@@ -108,6 +128,15 @@ func (UnimplementedHandler) HeadRegions(ctx context.Context, params HeadRegionsP
 //
 // HEAD /api/v1/status
 func (UnimplementedHandler) HeadStatus(ctx context.Context, params HeadStatusParams) (r HeadStatusRes, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// HeadStatusStream implements headStatusStream operation.
+//
+// As GET, with the same headers and no body.
+//
+// HEAD /api/v1/status/stream
+func (UnimplementedHandler) HeadStatusStream(ctx context.Context) (r HeadStatusStreamRes, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -202,6 +231,15 @@ func (UnimplementedHandler) PreflightIncidents(ctx context.Context) (r Preflight
 	return r, ht.ErrNotImplemented
 }
 
+// PreflightIncidentsFeed implements preflightIncidentsFeed operation.
+//
+// Answer a CORS preflight.
+//
+// OPTIONS /api/v1/status/incidents.atom
+func (UnimplementedHandler) PreflightIncidentsFeed(ctx context.Context) (r PreflightIncidentsFeedRes, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // PreflightOpenAPIDocument implements preflightOpenAPIDocument operation.
 //
 // 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
@@ -232,6 +270,15 @@ func (UnimplementedHandler) PreflightStatus(ctx context.Context) (r PreflightSta
 	return r, ht.ErrNotImplemented
 }
 
+// PreflightStatusStream implements preflightStatusStream operation.
+//
+// Answer a CORS preflight.
+//
+// OPTIONS /api/v1/status/stream
+func (UnimplementedHandler) PreflightStatusStream(ctx context.Context) (r PreflightStatusStreamRes, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // PreflightUptime implements preflightUptime operation.
 //
 // 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
@@ -239,5 +286,39 @@ func (UnimplementedHandler) PreflightStatus(ctx context.Context) (r PreflightSta
 //
 // OPTIONS /api/v1/status/uptime
 func (UnimplementedHandler) PreflightUptime(ctx context.Context) (r PreflightUptimeRes, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// StreamStatus implements streamStatus operation.
+//
+// A `text/event-stream` that sends the status document (as `GET /api/v1/status` has it) as an event
+// `status` at once and then each time a status in it changes, with `id:` a digest of the document
+// without `updated_at`. A client that reconnects with `Last-Event-ID` (browsers' `EventSource` do) is
+// sent the document only if it changed meanwhile, even across a server restart or another process. A
+// comment line every 15 seconds keeps proxies from closing the connection; `retry: 1000` asks for a
+// reconnect after a second. A process holds at most 500 streams: more get 429 `rate_limited` with
+// `Retry-After`, and so do new streams once the process is shutting down, which ends the open ones.
+// Takes no parameters. `/status` uses it, and polls when it fails.
+//
+// GET /api/v1/status/stream
+func (UnimplementedHandler) StreamStatus(ctx context.Context, params StreamStatusParams) (r StreamStatusRes, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+var _ WebhookHandler = UnimplementedHandler{}
+
+// ReceiveStatusEvent implements receiveStatusEvent operation.
+//
+// Sent by `cdnapi serve` to every webhook subscribed to the event's type, as the Standard Webhooks
+// specification says. The headers `webhook-id` (the event's `id`, the same on every attempt: use it to
+// deduplicate), `webhook-timestamp` (Unix seconds of the attempt) and `webhook-signature` (`v1,` and
+// the base64 of the HMAC-SHA256, keyed with the base64-decoded part of the secret after `whsec_`, of
+// `<webhook-id>.<webhook-timestamp>.<body>`) let the receiver verify it with any Standard Webhooks
+// library. An event is written in the same transaction as the change, and delivered at least once: a
+// 2xx answer ends the delivery, a 410 removes the subscription, and anything else (or no answer within
+// `--webhook-timeout`) is retried with exponential backoff and jitter for `--webhook-retry-for` (72
+// hours by default). Redirects to another host are not followed. `incident.updated` means a worse
+// status or a new operator message.
+func (UnimplementedHandler) ReceiveStatusEvent(ctx context.Context, req *ReceiveStatusEventReq, params ReceiveStatusEventParams) (r ReceiveStatusEventRes, _ error) {
 	return r, ht.ErrNotImplemented
 }

@@ -246,12 +246,27 @@ func (root *node) exampleQuery(op *node) string {
 }
 
 // getExample returns the example of a GET operation: a request of url, and
-// the JSON body of its 200 answer built from the answer's schema.
+// the JSON body of its 200 answer built from the answer's schema. An answer
+// in another media type (the Atom feed, the event stream) shows its
+// schema's own example; a stream, which never ends, is requested with
+// curl -N, so that curl shows each event as it comes.
 func (root *node) getExample(op *node, reqURL string) exampleView {
 	ex := exampleView{Request: "curl -s '" + reqURL + "'", Status: "200"}
 	r, _ := root.resolve(op.get("responses", "200"))
 	if s := r.get("content", "application/json", "schema"); s != nil {
 		ex.Body = root.example(s, slot{}, 0).indentJSON()
+		return ex
+	}
+	content := r.get("content")
+	for _, media := range content.keysOf() {
+		if media == "text/event-stream" {
+			ex.Request = "curl -sN '" + reqURL + "'"
+		}
+		if s, _ := root.resolve(content.fields[media].get("schema")); s != nil {
+			if examples := s.get("examples"); examples != nil && len(examples.items) > 0 {
+				ex.Body = examples.items[0].text()
+			}
+		}
 	}
 	return ex
 }

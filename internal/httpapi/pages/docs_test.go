@@ -196,15 +196,29 @@ func TestDocsExamples(t *testing.T) {
 		if path == "/api/v1/regions" || path == "/api/v1/assets" {
 			base = addrs.Edge
 		}
-		if want := "curl -s '" + base + path; !strings.HasPrefix(ex.request, want) {
+		if want := "curl -s '" + base + path; !strings.HasPrefix(strings.Replace(ex.request, "curl -sN ", "curl -s ", 1), want) {
 			t.Errorf("%s: request %q, want it to start with %q", ex.id, ex.request, want)
+		}
+		content := op.Responses.Status(200).Value.Content
+		if content.Get("application/json") == nil {
+			// The feed and the stream: their schema's own example, whose
+			// form their handlers' tests check.
+			for media, mt := range content {
+				if want := mt.Schema.Value.Examples; len(want) == 0 || ex.body != want[0] {
+					t.Errorf("%s: the example answer is not the %s example of the document:\n%s", ex.id, media, ex.body)
+				}
+				if stream := strings.HasPrefix(ex.request, "curl -sN "); stream != (media == "text/event-stream") {
+					t.Errorf("%s: request %q for %s", ex.id, ex.request, media)
+				}
+			}
+			continue
 		}
 		var body any
 		if err := json.Unmarshal([]byte(ex.body), &body); err != nil {
 			t.Errorf("%s: the example answer is not JSON: %v\n%s", ex.id, err, ex.body)
 			continue
 		}
-		schema := op.Responses.Status(200).Value.Content.Get("application/json").Schema.Value
+		schema := content.Get("application/json").Schema.Value
 		if err := schema.VisitJSON(body, openapi3.EnableJSONSchema2020(), openapi3.VisitAsResponse()); err != nil {
 			t.Errorf("%s: the example answer does not match its schema: %v\n%s", ex.id, err, ex.body)
 		}

@@ -91,7 +91,7 @@ var layout = template.Must(template.New("layout").Parse(`<!doctype html>
 <title>{{.Title}}</title>
 <meta name="description" content="{{.Description}}">
 <style>{{.Style}}</style>
-</head>
+{{.Head}}</head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="top"><nav class="wrap" aria-label="Site"><a class="home" href="/">cdnapi</a><a href="/status">Status</a><a href="/docs">API reference</a><a href="/api/v1/openapi.json">OpenAPI document</a></nav></header>
@@ -103,15 +103,21 @@ var layout = template.Must(template.New("layout").Parse(`<!doctype html>
 
 // render lays out main with title, description, style and script, and
 // returns the page. The description is what search engines and link
-// previews show of the page.
-func render(title, description, style, script string, main template.HTML) Page {
+// previews show of the page. head, if given, goes at the end of the head
+// element (links to feeds).
+func render(title, description, style, script string, main template.HTML, head ...template.HTML) Page {
 	var b bytes.Buffer
+	var h template.HTML
+	for _, e := range head {
+		h += e + "\n"
+	}
 	err := layout.Execute(&b, struct {
 		Title, Description string
 		Style              template.CSS
+		Head               template.HTML
 		Script             template.JS
 		Main               template.HTML
-	}{title, description, template.CSS(style), template.JS(script), main})
+	}{title, description, template.CSS(style), h, template.JS(script), main})
 	if err != nil {
 		panic("pages: layout: " + err.Error()) // a template bug, found by every test
 	}

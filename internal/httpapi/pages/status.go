@@ -69,16 +69,31 @@ const statusStyle = baseStyle +
 	`.k-partial_outage{background:#e16f24}.k-major_outage{background:#cf222e}.k-none{background:#8c959f}` +
 	`.until{font-weight:400}`
 
-// statusScript refreshes the page every data-refresh seconds: it fetches
-// the page again and swaps in its main element, keeping the reader's place.
-// It waits while focus is inside main, so that a keyboard user's position is
-// not lost, and says so when the server cannot be reached.
-const statusScript = `(function(){var m=document.getElementById('main'),s=+m.getAttribute('data-refresh')||10;` +
-	`setInterval(function(){if(m.contains(document.activeElement)&&document.activeElement!==m)return;` +
+// statusScript keeps the page current. It listens to the status stream
+// (GET /api/v1/status/stream) and, at each event of a version other than
+// the one it shows (meta status-version at first), fetches the page again
+// and swaps in its main element, keeping the reader's place; browsers
+// resume the stream with Last-Event-ID after a reconnect, so a restart of
+// the server costs no fetch. The history (incidents, messages, uptime) is
+// written by the round after the statuses it follows, and an operator's
+// new message changes no status, so the page is fetched again 2 seconds
+// after it loads and after each event, and once a minute. When the stream
+// fails (no EventSource, a refusal, or five failed reconnects in a row) it
+// polls every data-refresh seconds instead. It waits while focus is inside main, so
+// that a keyboard user's position is not lost, and says so when the server
+// cannot be reached.
+const statusScript = `(function(){var m=document.getElementById('main'),s=+m.getAttribute('data-refresh')||10,due=false;` +
+	`function refresh(){if(m.contains(document.activeElement)&&document.activeElement!==m){due=true;return}due=false;` +
 	`fetch(location.pathname,{cache:'no-store'}).then(function(r){if(!r.ok)throw r.status;return r.text()}).then(function(t){` +
 	`var n=new DOMParser().parseFromString(t,'text/html').getElementById('main');if(n){m.replaceWith(n);m=n}` +
-	`}).catch(function(){var u=document.getElementById('updated');if(u)u.textContent='Cannot reach the server; this is the last state it reported.'})` +
-	`},s*1000)})();`
+	`}).catch(function(){var u=document.getElementById('updated');if(u)u.textContent='Cannot reach the server; this is the last state it reported.'})}` +
+	`function poll(){setInterval(refresh,s*1000)}` +
+	`if(!window.EventSource){poll();return}` +
+	`var v=(document.querySelector('meta[name=status-version]')||{}).content,es=new EventSource('/api/v1/status/stream'),fails=0;` +
+	`function soon(){setTimeout(refresh,2000)}soon();setInterval(refresh,60000);` +
+	`es.onopen=function(){fails=0};es.addEventListener('status',function(e){if(e.lastEventId!==v){v=e.lastEventId;refresh();soon()}});` +
+	`es.onerror=function(){if(es.readyState===2||++fails>5){es.close();poll()}};` +
+	`setInterval(function(){if(due)refresh()},1000)})();`
 
 var statusMain = template.Must(template.New("status").Funcs(template.FuncMap{
 	"label": statusLabel,
@@ -202,7 +217,7 @@ func Status(d StatusData) Page {
 	if d.Refresh > 0 {
 		script = statusScript
 	}
-	return render(v.Headline+" · cdnapi status", statusDescription, statusStyle, script, execute(statusMain, v))
+	return render(v.Headline+" · cdnapi status", statusDescription, statusStyle, script, execute(statusMain, v), feedLink, versionMeta(d.Doc))
 }
 
 // regionLine is the banner's line about the regions that are not

@@ -1,0 +1,237 @@
+package httpapi
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/health"
+)
+
+// sseEvent is one event of a stream, or a comment when comment is set.
+type sseEvent struct {
+	id, event, data, comment string
+}
+
+// sseReader reads a text/event-stream as the HTML standard parses it
+// (fields up to the blank line; lines starting with ':' are comments).
+type sseReader struct {
+	res    *http.Response
+	events chan sseEvent
+}
+
+func openStream(t *testing.T, url string, lastID string) *sseReader {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+pathStatusStream, nil)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { res.Body.Close() })
+	s := &sseReader{res: res, events: make(chan sseEvent, 100)}
+	if res.StatusCode != 200 {
+		return s
+	}
+	go func() {
+		defer close(s.events)
+		sc := bufio.NewScanner(res.Body)
+		sc.Buffer(nil, 1<<20)
+		var e sseEvent
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case line == "":
+				if e != (sseEvent{}) {
+					s.events <- e
+				}
+				e = sseEvent{}
+			case strings.HasPrefix(line, ":"):
+				s.events <- sseEvent{comment: strings.TrimSpace(line[1:])}
+			default:
+				k, v, _ := strings.Cut(line, ":")
+				v = strings.TrimPrefix(v, " ")
+				switch k {
+				case "id":
+					e.id = v
+				case "event":
+					e.event = v
+				case "data":
+					e.data += v
+				case "retry":
+				}
+			}
+		}
+	}()
+	return s
+}
+
+// next returns the next status event within d, skipping comments; ok is
+// false if none came or the stream ended.
+func (s *sseReader) next(d time.Duration) (sseEvent, bool) {
+	timeout := time.After(d)
+	for {
+		select {
+		case e, open := <-s.events:
+			if !open {
+				return e, false
+			}
+			if e.comment == "" {
+				return e, true
+			}
+		case <-timeout:
+			return sseEvent{}, false
+		}
+	}
+}
+
+// streamEnv is an env whose status comes from an evaluator that never
+// reads a probe as slow: under the race detector on a loaded machine a
+// slow probe would change the status by itself.
+func streamEnv(t *testing.T, max int, heartbeat time.Duration) (*env, *StatusStreams, *health.Evaluator) {
+	streams := NewStatusStreams(max, heartbeat)
+	var eval *health.Evaluator
+	e := newEnv(t, func(c *Config) {
+		eval = health.New(c.History.(health.Store), health.Config{Region: "Test Region", SlowThreshold: time.Hour, PingTimeout: time.Minute})
+		eval.Evaluate(t.Context())
+		c.Status, c.Streams = eval, streams
+	})
+	return e, streams, eval
+}
+
+// TestStatusStream: the document at once, as GET /api/v1/status has it;
+// a change pushed within a poll; heartbeats; Last-Event-ID resumes.
+func TestStatusStream(t *testing.T) {
+	e, _, eval := streamEnv(t, 10, 150*time.Millisecond)
+	res, err := http.Get(e.apiURL + pathStatusStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.Header.Get("Content-Type") != "text/event-stream" || res.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("headers %v", res.Header)
+	}
+
+	s := openStream(t, e.apiURL, "")
+	first, ok := s.next(2 * time.Second)
+	if !ok || first.event != "status" || len(first.id) != 16 {
+		t.Fatalf("first event %+v, %v", first, ok)
+	}
+	_, body := e.get(t, onAPI, "/api/v1/status")
+	if first.data != strings.TrimSpace(string(body)) {
+		t.Errorf("the stream's document %s, GET /api/v1/status %s", first.data, body)
+	}
+	// Nothing changes: a round moves updated_at only, and no event comes.
+	eval.Evaluate(t.Context())
+	if ev, ok := s.next(400 * time.Millisecond); ok {
+		t.Errorf("an event without a change: %+v", ev)
+	}
+	must(t, e.store.SetComponentOverride(t.Context(), cdnapi.ComponentOverride{Name: cdnapi.ComponentUpload,
+		Status: cdnapi.StatusMajorOutage, UpdatedAt: time.Now()}))
+	eval.Evaluate(t.Context())
+	changed := time.Now()
+	second, ok := s.next(2 * time.Second)
+	if !ok || second.id == first.id {
+		t.Fatalf("after a change: %+v, %v", second, ok)
+	}
+	t.Logf("the change arrived %v after the evaluation published it", time.Since(changed).Round(time.Millisecond))
+	var doc struct{ Status string }
+	if json.Unmarshal([]byte(second.data), &doc) != nil || doc.Status != "major_outage" {
+		t.Errorf("changed document %s", second.data)
+	}
+	var beats int
+	for deadline := time.After(time.Second); beats < 2; {
+		select {
+		case ev := <-s.events:
+			if ev.comment == "heartbeat" {
+				beats++
+			}
+		case <-deadline:
+			t.Fatalf("%d heartbeats in a second, want 2 at 150ms", beats)
+		}
+	}
+
+	// Resume: the current ID gets nothing until the next change; an old
+	// one gets the current document at once.
+	current := openStream(t, e.apiURL, second.id)
+	if ev, ok := current.next(400 * time.Millisecond); ok {
+		t.Errorf("resumed at the current document, got %+v", ev)
+	}
+	stale := openStream(t, e.apiURL, first.id)
+	if ev, ok := stale.next(time.Second); !ok || ev.id != second.id {
+		t.Errorf("resumed at an old document, got %+v, %v; want %s", ev, ok, second.id)
+	}
+	must(t, e.store.ClearComponentOverride(t.Context(), cdnapi.ComponentUpload))
+	eval.Evaluate(t.Context())
+	if ev, ok := current.next(2 * time.Second); !ok || ev.id != first.id {
+		t.Errorf("after the change back: %+v, %v; want the first document's ID %s", ev, ok, first.id)
+	}
+}
+
+// TestStatusStreamBounds: past the bound a stream gets 429 with
+// Retry-After; Close ends the open ones and refuses new ones.
+func TestStatusStreamBounds(t *testing.T) {
+	e, streams, _ := streamEnv(t, 2, time.Minute)
+	a, b := openStream(t, e.apiURL, ""), openStream(t, e.apiURL, "")
+	for _, s := range []*sseReader{a, b} {
+		if _, ok := s.next(2 * time.Second); !ok {
+			t.Fatal("no first event")
+		}
+	}
+	res, body := e.get(t, onAPI, pathStatusStream)
+	if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "rate_limited") {
+		t.Errorf("a third stream: %d %s", res.StatusCode, body)
+	}
+	streams.Close()
+	for _, s := range []*sseReader{a, b} {
+		if _, ok := s.next(2 * time.Second); ok {
+			t.Error("an event after Close")
+		}
+		select {
+		case _, open := <-s.events:
+			if open {
+				t.Error("the stream is still open after Close")
+			}
+		case <-time.After(time.Second):
+			t.Error("the stream is still open a second after Close")
+		}
+	}
+	if res, _ := e.get(t, onAPI, pathStatusStream); res.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("a stream after Close: %d, want 429", res.StatusCode)
+	}
+	if res, _ := e.get(t, onAPI, pathStatusStream+"?x=1"); res.StatusCode != 400 {
+		t.Errorf("with a parameter: %d, want 400", res.StatusCode)
+	}
+}
+
+// TestStatusStreamOutlivesServerTimeouts: a server whose WriteTimeout and
+// ReadTimeout are shorter than the stream still sends its events and
+// heartbeats, since each write extends the deadline.
+func TestStatusStreamOutlivesServerTimeouts(t *testing.T) {
+	e, _, eval := streamEnv(t, 4, 100*time.Millisecond)
+	srv := httptest.NewUnstartedServer(e.api)
+	srv.Config.WriteTimeout, srv.Config.ReadTimeout = 300*time.Millisecond, 300*time.Millisecond
+	srv.Start()
+	t.Cleanup(srv.Close)
+	s := openStream(t, srv.URL, "")
+	if _, ok := s.next(time.Second); !ok {
+		t.Fatal("no first event")
+	}
+	time.Sleep(time.Second) // three WriteTimeouts
+	must(t, e.store.SetComponentOverride(t.Context(), cdnapi.ComponentOverride{Name: cdnapi.ComponentStorage,
+		Status: cdnapi.StatusUnderMaintenance, UpdatedAt: time.Now()}))
+	eval.Evaluate(t.Context())
+	if ev, ok := s.next(2 * time.Second); !ok || !strings.Contains(ev.data, "under_maintenance") {
+		t.Errorf("after the server's timeouts: %+v, %v", ev, ok)
+	}
+}
