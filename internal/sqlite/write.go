@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/txwriter"
@@ -42,12 +43,20 @@ func (s *Store) Write(ctx context.Context, fn func(w cdnapi.Writer) error) error
 // when fn returns nil. When fn returns an error or panics, or ctx ends, the
 // transaction rolls back, and inTx returns fn's error as it is, or ctx's.
 // Every transaction of the Store begins here, except the migrations', which
-// goose runs.
+// goose runs. A write lock that another process holds is waited for as
+// long as ctx allows (see waitWrite); a transaction that holds it long
+// says who it is to the processes that wait (see advertise).
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
-	tx, err := s.write.BeginTx(ctx, nil)
+	var tx *sql.Tx
+	err = s.waitWrite(ctx, func() error {
+		var err error
+		tx, err = s.write.BeginTx(ctx, nil)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
+	defer s.advertise(time.Now())()
 	defer func() {
 		// After a commit this is a no-op; after an error or a panic in fn
 		// it undoes everything fn wrote. (A cancelled ctx has rolled back
