@@ -62,7 +62,7 @@ func TestPragmas(t *testing.T) {
 	}{
 		{"write", "journal_mode", "wal"},
 		{"write", "busy_timeout", "100"}, // one try of waitWrite
-		{"write", "synchronous", "1"}, // NORMAL
+		{"write", "synchronous", "1"},    // NORMAL
 		{"write", "foreign_keys", "1"},
 		{"write", "temp_store", "2"}, // MEMORY
 		{"write", "query_only", "0"},
