@@ -81,7 +81,8 @@ type Store struct {
 	probe *sql.DB // a fresh read-only connection for each Ping (see probe.go)
 
 	mu       sync.Mutex
-	prepared map[string]*sql.Stmt // read queries prepared on s.read, by text
+	prepared map[string]*sql.Stmt  // read queries prepared on s.read, by text
+	upserts  map[stmtKey]*sql.Stmt // upserts prepared on s.write (see batcher.stmt)
 
 	slots chan struct{} // one per connection of s.read (see read.go)
 }
@@ -145,6 +146,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	return &Store{
 		path: path, read: read, write: write, probe: probe,
 		prepared: make(map[string]*sql.Stmt),
+		upserts:  make(map[stmtKey]*sql.Stmt),
 		slots:    make(chan struct{}, opts.ReadConns),
 	}, nil
 }
@@ -192,6 +194,10 @@ func (s *Store) Close() error {
 		errs = append(errs, st.Close())
 	}
 	clear(s.prepared)
+	for _, st := range s.upserts {
+		errs = append(errs, st.Close())
+	}
+	clear(s.upserts)
 	s.mu.Unlock()
 	return errors.Join(append(errs, s.probe.Close(), s.read.Close(), s.write.Close())...)
 }
