@@ -34,9 +34,9 @@ import (
 //
 // Reported: the p50 and p99 of the probes' delays, the rate achieved, and
 // the CPU used by this process, by FRA1's nginx and left idle, in cores.
-// With EDGE_LOAD=wrk, wrk drives FRA1 as fast as it can instead of the
-// paced Go client: what this machine can push through nginx beside the
-// followers and serve.
+// With EDGE_LOAD=wrk, wrk drives FRA1 instead of the Go client, paced
+// to EDGE_RATE, or as fast as it can with EDGE_RATE=0: what this machine
+// can push through nginx beside the followers and serve.
 func BenchmarkEdgeLag(b *testing.B) {
 	for _, engine := range edgeEngines {
 		b.Run(engine.name, func(b *testing.B) {
@@ -81,7 +81,7 @@ func benchEdgeLag(b *testing.B, dsnFor func(t testing.TB) string) {
 	wrkRate := make(chan float64, 1)
 	if os.Getenv("EDGE_LOAD") == "wrk" {
 		// As fast as wrk goes: what the machine can push through nginx.
-		wg.Go(func() { wrkRate <- runWrk(b, fra.URL()+"/f/7.bin", seconds) })
+		wg.Go(func() { wrkRate <- runWrk(b, fra.URL()+"/f/7.bin", rate, seconds) })
 	}
 	for w := range workers {
 		if os.Getenv("EDGE_LOAD") == "wrk" {
@@ -204,9 +204,22 @@ func (s cpuSample) since(s0 cpuSample, elapsed time.Duration) cpuSample {
 }
 
 // runWrk runs wrk, one thread and 64 connections, against url for
-// seconds, and returns the requests/s it reports.
-func runWrk(b *testing.B, url string, seconds int) float64 {
-	out, err := exec.Command("wrk", "-t1", "-c64", "-d"+strconv.Itoa(seconds)+"s", url).CombinedOutput()
+// seconds, and returns the requests/s it reports. Each connection waits
+// between its requests (wrk's delay(), in whole milliseconds) so that
+// together they send about rate requests/s; with EDGE_RATE=0 they send as
+// fast as they can.
+func runWrk(b *testing.B, url string, rate, seconds int) float64 {
+	const conns = 64
+	args := []string{"-t1", "-c" + strconv.Itoa(conns), "-d" + strconv.Itoa(seconds) + "s"}
+	if os.Getenv("EDGE_RATE") != "0" {
+		script := filepath.Join(b.TempDir(), "pace.lua")
+		lua := "function delay() return " + strconv.Itoa(conns*1000/rate) + " end\n"
+		if err := os.WriteFile(script, []byte(lua), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		args = append(args, "-s", script)
+	}
+	out, err := exec.Command("wrk", append(args, url)...).CombinedOutput()
 	if err != nil {
 		b.Errorf("wrk: %v\n%s", err, out)
 		return 0
