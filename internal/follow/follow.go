@@ -20,6 +20,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
@@ -144,6 +145,8 @@ type follower struct {
 
 	parser      *ingest.EdgeParser
 	regionsRead time.Time // when the parser's regions were read
+
+	committing atomic.Bool // the committer is writing a batch
 }
 
 func (f *follower) run(ctx context.Context) error {
