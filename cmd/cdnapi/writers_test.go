@@ -15,19 +15,19 @@ import (
 	"github.com/cdnapi/cdnapi/internal/demo"
 )
 
-// syncBuffer is a bytes.Buffer that a command writes while the test reads.
-type syncBuffer struct {
+// writersBuffer is a bytes.Buffer that a command writes while the test reads.
+type writersBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+func (s *writersBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+func (s *writersBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
@@ -45,7 +45,7 @@ func TestOperatorWaitsForIngest(t *testing.T) {
 
 	ingest := exec.Command(os.Args[0], "--", "ingest", "assets", "--db", db)
 	ingest.Env = append(os.Environ(), "CDNAPI_TEST_AS_MAIN=1")
-	var ingestErr syncBuffer
+	var ingestErr writersBuffer
 	ingest.Stderr = &ingestErr
 	in, err := ingest.StdinPipe()
 	if err != nil {
@@ -62,19 +62,19 @@ func TestOperatorWaitsForIngest(t *testing.T) {
 	}
 	// The ingest holds the lock from its start; it says who it is beside
 	// the database once it has held it half a second.
-	waitUntil(t, 10*time.Second, "the ingest's holder file", func() bool {
+	waitWriters(t, 10*time.Second, "the ingest's holder file", func() bool {
 		_, err := os.Stat(path + "-writer")
 		return err == nil
 	})
 
-	var stdout, stderr syncBuffer
+	var stdout, stderr writersBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(context.Background(), []string{"status", "set", "API", "major_outage", "--db", db},
 			getenvFrom(nil), strings.NewReader(""), &stdout, &stderr)
 	}()
 	want := fmt.Sprintf("waiting for another writer: cdnapi ingest assets (pid %d) started writing to writers.db", ingest.Process.Pid)
-	waitUntil(t, 10*time.Second, "status set's waiting line", func() bool {
+	waitWriters(t, 10*time.Second, "status set's waiting line", func() bool {
 		return strings.Contains(stderr.String(), want)
 	})
 	select {
@@ -105,8 +105,8 @@ func TestOperatorWaitsForIngest(t *testing.T) {
 	t.Logf("status set's stderr: %q", stderr.String())
 }
 
-// waitUntil polls ok until it holds, or fails t after timeout.
-func waitUntil(t *testing.T, timeout time.Duration, what string, ok func() bool) {
+// waitWriters polls ok until it holds, or fails t after timeout.
+func waitWriters(t *testing.T, timeout time.Duration, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !ok() {
