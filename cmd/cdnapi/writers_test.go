@@ -41,6 +41,7 @@ func (s *writersBuffer) String() string {
 func TestOperatorWaitsForIngest(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "writers.db")
 	db := "sqlite:" + path
+	mustRunCmd(t, "", "migrate", "--db", db)
 	mustRunCmd(t, demoRegionsNDJSON(t), "ingest", "regions", "--db", db)
 
 	ingest := exec.Command(os.Args[0], "--", "ingest", "assets", "--db", db)
