@@ -4,10 +4,14 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,7 +32,11 @@ import (
 //
 //	go test -run '^$' -bench EdgeLag -benchtime 1x ./cmd/cdnapi/
 //
-// Reported: the p50 and p99 of the probes' delays, and the rate achieved.
+// Reported: the p50 and p99 of the probes' delays, the rate achieved, and
+// the CPU used by this process, by FRA1's nginx and left idle, in cores.
+// With EDGE_LOAD=wrk, wrk drives FRA1 instead of the Go client, paced
+// to EDGE_RATE, or as fast as it can with EDGE_RATE=0: what this machine
+// can push through nginx beside the followers and serve.
 func BenchmarkEdgeLag(b *testing.B) {
 	for _, engine := range edgeEngines {
 		b.Run(engine.name, func(b *testing.B) {
@@ -65,11 +73,20 @@ func benchEdgeLag(b *testing.B, dsnFor func(t testing.TB) string) {
 	stop := make(chan struct{})
 	var sent atomic.Int64
 	var wg sync.WaitGroup
+	cpu0 := sampleCPU(fra)
 	start := time.Now()
 	const workers = 64
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
 	every := time.Duration(workers) * time.Second / time.Duration(rate)
+	wrkRate := make(chan float64, 1)
+	if os.Getenv("EDGE_LOAD") == "wrk" {
+		// As fast as wrk goes: what the machine can push through nginx.
+		wg.Go(func() { wrkRate <- runWrk(b, fra.URL()+"/f/7.bin", rate, seconds) })
+	}
 	for w := range workers {
+		if os.Getenv("EDGE_LOAD") == "wrk" {
+			break
+		}
 		wg.Go(func() {
 			next := start.Add(time.Duration(w) * time.Second / time.Duration(rate))
 			for i := w; ; i += workers {
@@ -107,8 +124,14 @@ func benchEdgeLag(b *testing.B, dsnFor func(t testing.TB) string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	elapsed := time.Since(start)
+	cpu := sampleCPU(fra).since(cpu0, elapsed)
 	close(stop)
 	wg.Wait()
+	select {
+	case r := <-wrkRate:
+		sent.Store(int64(r * elapsed.Seconds()))
+	default:
+	}
 	slices.Sort(delays)
 	pct := func(p float64) float64 {
 		return float64(delays[int(p*float64(len(delays)-1))]) / float64(time.Millisecond)
@@ -117,6 +140,98 @@ func benchEdgeLag(b *testing.B, dsnFor func(t testing.TB) string) {
 	b.ReportMetric(pct(0.99), "p99-ms")
 	b.ReportMetric(float64(sent.Load())/elapsed.Seconds(), "load-req/s")
 	b.ReportMetric(float64(len(delays)), "probes")
+	// Where the CPU went, in cores: this process (the load generator,
+	// both followers and serve), the nginx of FRA1 (master and workers),
+	// and what the machine had left idle of all its cores.
+	b.ReportMetric(cpu.self, "self-cores")
+	b.ReportMetric(cpu.nginx, "nginx-cores")
+	b.ReportMetric(cpu.idle, "idle-cores")
+}
+
+// cpuSample is CPU time used so far, in seconds.
+type cpuSample struct{ self, nginx, idle float64 }
+
+// sampleCPU reads this process's CPU time, that of edge's nginx processes
+// and the machine's idle time, from /proc.
+func sampleCPU(edge *nginx.Server) cpuSample {
+	var s cpuSample
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) == nil {
+		s.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	}
+	const tick = 100.0 // USER_HZ
+	if b, err := os.ReadFile(filepath.Join(edge.Dir(), "nginx.pid")); err == nil {
+		master := strings.TrimSpace(string(b))
+		dirs, _ := os.ReadDir("/proc")
+		for _, d := range dirs {
+			f := procStat(d.Name())
+			if len(f) > 14 && (d.Name() == master || f[3] == master) {
+				u, _ := strconv.ParseFloat(f[13], 64)
+				k, _ := strconv.ParseFloat(f[14], 64)
+				s.nginx += (u + k) / tick
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/stat"); err == nil {
+		f := strings.Fields(strings.SplitN(string(b), "\n", 2)[0])
+		if len(f) > 5 {
+			idle, _ := strconv.ParseFloat(f[4], 64)
+			iowait, _ := strconv.ParseFloat(f[5], 64)
+			s.idle = (idle + iowait) / tick
+		}
+	}
+	return s
+}
+
+// procStat returns the fields of /proc/PID/stat after the command name.
+func procStat(pid string) []string {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return nil
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return nil
+	}
+	// Numbered as in proc(5): [0] pid, [1] comm, [2] state, [3] ppid …
+	return append([]string{pid, ""}, strings.Fields(string(b[i+1:]))...)
+}
+
+// since is the cores used between s0 and s over elapsed.
+func (s cpuSample) since(s0 cpuSample, elapsed time.Duration) cpuSample {
+	e := elapsed.Seconds()
+	return cpuSample{self: (s.self - s0.self) / e, nginx: (s.nginx - s0.nginx) / e, idle: (s.idle - s0.idle) / e}
+}
+
+// runWrk runs wrk, one thread and 64 connections, against url for
+// seconds, and returns the requests/s it reports. Each connection waits
+// between its requests (wrk's delay(), in whole milliseconds) so that
+// together they send about rate requests/s; with EDGE_RATE=0 they send as
+// fast as they can.
+func runWrk(b *testing.B, url string, rate, seconds int) float64 {
+	const conns = 64
+	args := []string{"-t1", "-c" + strconv.Itoa(conns), "-d" + strconv.Itoa(seconds) + "s"}
+	if os.Getenv("EDGE_RATE") != "0" {
+		script := filepath.Join(b.TempDir(), "pace.lua")
+		lua := "function delay() return " + strconv.Itoa(conns*1000/rate) + " end\n"
+		if err := os.WriteFile(script, []byte(lua), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		args = append(args, "-s", script)
+	}
+	out, err := exec.Command("wrk", append(args, url)...).CombinedOutput()
+	if err != nil {
+		b.Errorf("wrk: %v\n%s", err, out)
+		return 0
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) == 2 && f[0] == "Requests/sec:" {
+			r, _ := strconv.ParseFloat(f[1], 64)
+			return r
+		}
+	}
+	b.Errorf("wrk said no Requests/sec:\n%s", out)
+	return 0
 }
 
 // listedNow reports whether the page at url lists the asset id.

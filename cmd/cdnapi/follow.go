@@ -18,6 +18,7 @@ import (
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/buildinfo"
 	"github.com/cdnapi/cdnapi/internal/follow"
+	"github.com/cdnapi/cdnapi/internal/sqlite"
 )
 
 // follow is a command of its own, not a flag of ingest: ingest reads the
@@ -68,6 +69,7 @@ func runFollow(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	ctx = sqlite.WithWaitNotice(ctx, func(msg string) { logger.Info(msg) })
 	switch {
 	case len(args) == 1 && args[0] == "list":
 		return listFollowed(ctx, env, db)

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/cdnapi/cdnapi/internal/sqlite"
 )
 
 // command is one subcommand of cdnapi.
@@ -44,6 +46,9 @@ var commands = []command{
 // the program name, and its standard streams.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
 	env := &environment{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	// A write to a SQLite file that another process writes to waits, and
+	// says so here (serve and follow log it instead).
+	ctx = sqlite.WithWaitNotice(ctx, func(msg string) { fmt.Fprintln(stderr, msg) })
 	if len(args) == 0 {
 		usage(stdout)
 		return usageError{"no command given (see cdnapi --help)"}

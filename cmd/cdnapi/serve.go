@@ -12,6 +12,7 @@ import (
 	"github.com/cdnapi/cdnapi/internal/httpapi"
 	"github.com/cdnapi/cdnapi/internal/logbuf"
 	"github.com/cdnapi/cdnapi/internal/retention"
+	"github.com/cdnapi/cdnapi/internal/sqlite"
 )
 
 // defaultAssetRetention is how long serve keeps assets: a week of recent
@@ -112,6 +113,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	ctx = sqlite.WithWaitNotice(ctx, func(msg string) { logger.Info(msg) })
 	build := buildinfo.Read()
 	logger.Info("starting", "version", build.Version, "revision", build.RevisionLabel(), "go_version", build.GoVersion,
 		"db", describeDB(*cfg.db.dsn))

@@ -24,6 +24,13 @@ type batch struct {
 	started time.Time // when its first line was read
 }
 
+// idleHandoff is the least number of lines for which the reader stops
+// reading to hand its batch to a committer that is waiting for one. A live
+// edge's lines since the last poll are fewer, and go in one batch. With
+// 1,000, PostgreSQL's follower made more, smaller commits, and read at
+// 0.80 of ingest's rate; with 5,000 at 0.91 (BenchmarkThroughput).
+const idleHandoff = 5000
+
 // regionRefresh is how often, at most, the regions are read again when a
 // line names one the follower does not know: it may have been added since.
 const regionRefresh = 5 * time.Second
@@ -37,6 +44,11 @@ func (f *follower) read(ctx context.Context, t *tailer, from cdnapi.LogPosition,
 	b := &batch{}
 	visit := func(line []byte, tooLong bool) bool {
 		f.add(ctx, b, line, tooLong)
+		// Behind, the reader would read on until the batch is full while
+		// the committer has nothing to do: hand it what there is instead.
+		if b.lines >= idleHandoff && !f.committing.Load() {
+			return false
+		}
 		return b.lines < int64(f.cfg.BatchLines)
 	}
 	for {
@@ -120,6 +132,7 @@ func (f *follower) add(ctx context.Context, b *batch, line []byte, tooLong bool)
 // transaction, until batches is closed or ctx ends.
 func (f *follower) commit(ctx context.Context, pos cdnapi.LogPosition, batches <-chan *batch) error {
 	for b := range batches {
+		f.committing.Store(true)
 		if len(b.rejects) > 0 && f.cfg.Rejects != nil {
 			for _, line := range b.rejects {
 				if _, err := f.cfg.Rejects.Write(append(line, '\n')); err != nil {
@@ -151,6 +164,7 @@ func (f *follower) commit(ctx context.Context, pos cdnapi.LogPosition, batches <
 			f.log.Info("following a new file", "file", next.Path, "inode", next.Inode)
 		}
 		pos = next
+		f.committing.Store(false)
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
@@ -35,7 +36,15 @@ type Store interface {
 
 // The defaults of Config.
 const (
-	DefaultBatchLines    = 5000
+	// DefaultBatchLines is large because a batch is only that large when
+	// the follower is behind: a commit writes every page it changed, and
+	// the unique index of random request IDs has a changed page for
+	// nearly every line, so each commit rewrites much of it; fewer,
+	// larger commits catch up faster. BenchmarkThroughput on SQLite, in
+	// one run on a loaded machine, follow/ingest: 0.89 at 5,000 lines,
+	// 1.00 at 50,000. A live edge's batches are what arrived during the
+	// last commit, far smaller.
+	DefaultBatchLines    = 50_000
 	DefaultBatchInterval = 200 * time.Millisecond
 	DefaultPollInterval  = 50 * time.Millisecond
 	DefaultRotateGrace   = time.Second
@@ -136,6 +145,8 @@ type follower struct {
 
 	parser      *ingest.EdgeParser
 	regionsRead time.Time // when the parser's regions were read
+
+	committing atomic.Bool // the committer is writing a batch
 }
 
 func (f *follower) run(ctx context.Context) error {

@@ -16,7 +16,7 @@ func (s *Store) RecordStatusChange(ctx context.Context, c cdnapi.StatusChange) e
 	if c.Subject == "" || !c.Status.Valid() {
 		return fmt.Errorf("sqlite: record status change: want a subject and a valid status, have %q and %q", c.Subject, c.Status)
 	}
-	_, err := s.write.ExecContext(ctx, `INSERT INTO status_changes (kind, subject, status, source, message, at)
+	_, err := s.exec(ctx, `INSERT INTO status_changes (kind, subject, status, source, message, at)
 		VALUES (?, ?, ?, ?, ?, ?)`,
 		string(c.Kind), c.Subject, string(c.Status), string(c.Source), nullString(c.Message), c.At.Unix())
 	if err != nil {
@@ -59,11 +59,11 @@ func (s *Store) UpdateIncident(ctx context.Context, u cdnapi.IncidentUpdate) err
 	}
 	var err error
 	if u.Status == cdnapi.StatusOperational {
-		_, err = s.write.ExecContext(ctx,
+		_, err = s.exec(ctx,
 			`UPDATE incidents SET resolved_at = ? WHERE component = ? AND resolved_at IS NULL`,
 			u.At.Unix(), u.Component)
 	} else {
-		_, err = s.write.ExecContext(ctx, `INSERT INTO incidents (id, component, status, severity, message, started_at)
+		_, err = s.exec(ctx, `INSERT INTO incidents (id, component, status, severity, message, started_at)
 			VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (component) WHERE resolved_at IS NULL DO UPDATE SET
 				status = CASE WHEN excluded.severity > incidents.severity THEN excluded.status ELSE incidents.status END,

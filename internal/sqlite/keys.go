@@ -13,7 +13,7 @@ var _ cdnapi.KeyStore = (*Store)(nil)
 
 // CreateKey stores k, with its times in whole seconds.
 func (s *Store) CreateKey(ctx context.Context, k cdnapi.APIKey) error {
-	_, err := s.write.ExecContext(ctx, `INSERT INTO api_keys
+	_, err := s.exec(ctx, `INSERT INTO api_keys
 		(id, hash, project, label, created_at, expires_at, last_used_at, revoked_at, prefix)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		k.ID, k.Hash[:], k.Project, k.Label, k.CreatedAt.Unix(),
@@ -60,7 +60,7 @@ func (s *Store) APIKeys(ctx context.Context, project string) ([]cdnapi.APIKey, e
 
 // RevokeKey marks the key revoked at at, keeping an earlier revocation.
 func (s *Store) RevokeKey(ctx context.Context, id string, at time.Time) error {
-	res, err := s.write.ExecContext(ctx,
+	res, err := s.exec(ctx,
 		`UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`, at.Unix(), id)
 	if err != nil {
 		return fmt.Errorf("sqlite: revoke key: %w", err)

@@ -103,7 +103,7 @@ func (s *Store) LogPositions(ctx context.Context) ([]cdnapi.LogPosition, error) 
 // DeleteLogPosition deletes the position of stream, or returns
 // cdnapi.ErrNotFound when there is none.
 func (s *Store) DeleteLogPosition(ctx context.Context, stream string) error {
-	res, err := s.write.ExecContext(ctx, `DELETE FROM log_positions WHERE stream = ?`, stream)
+	res, err := s.exec(ctx, `DELETE FROM log_positions WHERE stream = ?`, stream)
 	if err != nil {
 		return fmt.Errorf("sqlite: delete log position of %s: %w", stream, err)
 	}

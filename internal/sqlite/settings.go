@@ -23,7 +23,7 @@ func (s *Store) CursorSecret(ctx context.Context) ([]byte, error) {
 	err := s.queryRow(ctx, get, []any{cursorSecretName}, &secret)
 	if errors.Is(err, sql.ErrNoRows) {
 		fresh := cdnapi.NewCursorSecret()
-		_, err = s.write.ExecContext(ctx,
+		_, err = s.exec(ctx,
 			`INSERT INTO settings (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`,
 			cursorSecretName, fresh)
 		if err == nil {
@@ -83,7 +83,7 @@ func (s *Store) SetComponentOverride(ctx context.Context, o cdnapi.ComponentOver
 	if o.UpdatedAt.IsZero() {
 		o.UpdatedAt = time.Now()
 	}
-	_, err := s.write.ExecContext(ctx, `INSERT INTO component_overrides (name, status, until, updated_at, message)
+	_, err := s.exec(ctx, `INSERT INTO component_overrides (name, status, until, updated_at, message)
 		VALUES (?, ?, ?, ?, ?)
 		ON CONFLICT (name) DO UPDATE SET
 			status = excluded.status, until = excluded.until, updated_at = excluded.updated_at,
@@ -98,7 +98,7 @@ func (s *Store) SetComponentOverride(ctx context.Context, o cdnapi.ComponentOver
 // ClearComponentOverride removes the override of the named component. Clearing
 // a component that has none is not an error.
 func (s *Store) ClearComponentOverride(ctx context.Context, name string) error {
-	if _, err := s.write.ExecContext(ctx, `DELETE FROM component_overrides WHERE name = ?`, name); err != nil {
+	if _, err := s.exec(ctx, `DELETE FROM component_overrides WHERE name = ?`, name); err != nil {
 		return fmt.Errorf("sqlite: clear component override: %w", err)
 	}
 	return nil

@@ -35,8 +35,10 @@ type Options struct {
 	// ReadConns is the size of the read pool. Zero means the number of CPUs,
 	// but at least 4.
 	ReadConns int
-	// BusyTimeout is how long a connection waits for a lock held by another
-	// connection or process before it fails. Zero means 5 seconds.
+	// BusyTimeout is how long a reader waits for a lock held by another
+	// connection or process before it fails. Zero means 5 seconds. Writes
+	// do not give up on a lock: they wait as long as their context allows
+	// (see wait.go).
 	BusyTimeout time.Duration
 }
 
@@ -74,12 +76,14 @@ const (
 // Store is a cdnapi.Store on a SQLite database file. It is safe for
 // concurrent use, also by several processes that share the file.
 type Store struct {
+	path  string  // the database file
 	read  *sql.DB // read-only connections, for every query
 	write *sql.DB // the one writer
 	probe *sql.DB // a fresh read-only connection for each Ping (see probe.go)
 
 	mu       sync.Mutex
-	prepared map[string]*sql.Stmt // read queries prepared on s.read, by text
+	prepared map[string]*sql.Stmt  // read queries prepared on s.read, by text
+	upserts  map[stmtKey]*sql.Stmt // upserts prepared on s.write (see batcher.stmt)
 
 	slots chan struct{} // one per connection of s.read (see read.go)
 }
@@ -136,8 +140,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	write.SetConnMaxIdleTime(0)
 	write.SetConnMaxLifetime(0)
 	// The writer connects first: it creates the file and sets WAL mode,
-	// which is a property of the file, before any reader opens it.
-	if err := write.PingContext(ctx); err != nil {
+	// which is a property of the file, before any reader opens it. The
+	// switch takes a lock that another process creating the file may hold.
+	if err := waitWrite(ctx, path, func() error { return write.PingContext(ctx) }); err != nil {
 		write.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -163,8 +168,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	return &Store{
-		read: read, write: write, probe: probe,
+		path: path, read: read, write: write, probe: probe,
 		prepared: make(map[string]*sql.Stmt),
+		upserts:  make(map[stmtKey]*sql.Stmt),
 		slots:    make(chan struct{}, opts.ReadConns),
 	}, nil
 }
@@ -174,10 +180,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 // then _journal_mode and _synchronous, in that order. So busy_timeout is in
 // force when the switch to WAL needs a lock, and page_size comes before it:
 // the switch writes the header of a new file, which fixes its page size.
+// The writer's busy_timeout is one try of waitWrite, which tries again
+// while the context allows.
 func writerParams(opts Options) url.Values {
 	v := url.Values{}
 	v.Set("_txlock", "immediate") // take the write lock at BEGIN, not mid-transaction
-	v.Add("_pragma", "busy_timeout("+strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)+")")
+	v.Add("_pragma", "busy_timeout("+strconv.FormatInt(writerPoll.Milliseconds(), 10)+")")
 	v.Add("_pragma", "page_size("+strconv.Itoa(pageSize)+")")
 	v.Set("_journal_mode", "WAL")
 	// NORMAL is durable against application crashes in WAL mode; only a
@@ -210,6 +218,10 @@ func (s *Store) Close() error {
 		errs = append(errs, st.Close())
 	}
 	clear(s.prepared)
+	for _, st := range s.upserts {
+		errs = append(errs, st.Close())
+	}
+	clear(s.upserts)
 	s.mu.Unlock()
 	return errors.Join(append(errs, s.probe.Close(), s.read.Close(), s.write.Close())...)
 }

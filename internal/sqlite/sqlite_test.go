@@ -61,8 +61,8 @@ func TestPragmas(t *testing.T) {
 		pool, name, want string
 	}{
 		{"write", "journal_mode", "wal"},
-		{"write", "busy_timeout", "1234"},
-		{"write", "synchronous", "1"}, // NORMAL
+		{"write", "busy_timeout", "100"}, // one try of waitWrite
+		{"write", "synchronous", "1"},    // NORMAL
 		{"write", "foreign_keys", "1"},
 		{"write", "temp_store", "2"}, // MEMORY
 		{"write", "query_only", "0"},
