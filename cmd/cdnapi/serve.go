@@ -113,7 +113,8 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	accessBuf := logbuf.New(env.stderr, logbuf.DefaultSize, logbuf.DefaultInterval)
 	defer accessBuf.Close()
 	accessLog, _ := newAccessLogger(accessBuf, cfg.logFormat, cfg.logLevel) // checked just above
-	cfg.db.logger = logger                                                  // told when reads leave the read replica and return
+	// The store tells when reads leave the read replica and return.
+	cfg.db.logger = logger
 	st, err := cfg.db.openMigrated(ctx)
 	if err != nil {
 		return err
