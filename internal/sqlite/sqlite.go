@@ -81,6 +81,8 @@ type Store struct {
 	prepared map[string]*sql.Stmt // read queries prepared on s.read, by text
 
 	slots chan struct{} // one per connection of s.read (see read.go)
+
+	checkpoints *checkpointer // the WAL's checkpoint policy (see checkpoint.go)
 }
 
 var _ cdnapi.Store = (*Store)(nil)
@@ -138,11 +140,13 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		write.Close()
 		return nil, err
 	}
-	return &Store{
+	s := &Store{
 		read: read, write: write, probe: probe,
 		prepared: make(map[string]*sql.Stmt),
 		slots:    make(chan struct{}, opts.ReadConns),
-	}, nil
+	}
+	s.checkpoints = startCheckpointer(path, write)
+	return s, nil
 }
 
 // writerParams returns the DSN parameters of the writer. modernc.org/sqlite
@@ -180,6 +184,7 @@ func readerParams(opts Options) url.Values {
 
 // Close closes both pools. After Close every method returns an error.
 func (s *Store) Close() error {
+	s.checkpoints.close()
 	s.mu.Lock()
 	var errs []error
 	for _, st := range s.prepared {
