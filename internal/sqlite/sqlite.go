@@ -145,7 +145,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		prepared: make(map[string]*sql.Stmt),
 		slots:    make(chan struct{}, opts.ReadConns),
 	}
-	s.checkpoints = startCheckpointer(path, write)
+	s.checkpoints = startCheckpointer(path, write, opts.BusyTimeout, walCheckInterval, walTruncateBytes)
 	return s, nil
 }
 
