@@ -10,6 +10,7 @@
 #                                 so the pruner has them to delete from the start
 #   RATE=5000                     asset rows a second the writer adds
 #   RETENTION=2m PRUNE_EVERY=10s  serve's --asset-retention and --prune-interval
+#   FOLLOW_ARGS=                  more flags of `cdnapi follow`, e.g. "--batch-lines 1000"
 #   BENCH_PORT=18190              the first of 8 loopback ports used
 #
 # After mixed_start ENGINE: $work (a temporary directory), $cdnapi, $helper
@@ -111,7 +112,8 @@ mixed_start() {
 mixed_writer_start() {
   : >"$work/edge.log"
   follow_metrics="http://127.0.0.1:$((base_port + 4))/metrics"
-  "$cdnapi" follow --db "$dsn" --metrics-addr "127.0.0.1:$((base_port + 4))" "$work/edge.log" \
+  # shellcheck disable=SC2086 # FOLLOW_ARGS is split into flags on purpose
+  "$cdnapi" follow --db "$dsn" --metrics-addr "127.0.0.1:$((base_port + 4))" ${FOLLOW_ARGS:-} "$work/edge.log" \
     2>"$work/$engine.follow.log" &
   follow_pid=$!
   pids+=("$follow_pid")

@@ -21,25 +21,32 @@ import (
 // follow`) saw it pass 100 MiB in 75 s.
 //
 // So every Store also runs a checkpointer. Every walCheckInterval it looks at
-// the size of the -wal file; over walTruncateBytes, it runs
-// wal_checkpoint(TRUNCATE) on the writer's connection: that copies every
-// frame, waits for the readers still reading older frames, which take
-// milliseconds, and empties the file. While it waits it holds the write
-// lock, so writers (of this process or another) wait too, for as long;
-// readers never do: a reader that begins meanwhile reads the database file.
+// the size of the -wal file; over walTruncateBytes, it checkpoints in two
+// steps on the writer's connection:
+//   - PASSIVE first, which copies the frames into the database without
+//     taking the write lock: the bulk of the work, during which writers go
+//     on;
+//   - then TRUNCATE, which copies what was written meanwhile, waits for the
+//     readers still reading older frames (they take milliseconds) and
+//     empties the file. It holds the write lock throughout, so writers of
+//     this process or another wait that long; readers never do: a reader
+//     that begins meanwhile reads the database file. Run alone, TRUNCATE
+//     copied the whole WAL under the write lock, and under the soak's load
+//     the pruner's BEGIN waited past busy_timeout for it: SQLITE_BUSY.
 //
-// It waits at most walCheckpointWait for the write lock, not the writer's
-// busy_timeout: while it waits it holds the checkpoint lock, which would
-// keep every other process's checkpoints out. When a writer elsewhere
-// writes back to back (`cdnapi follow` catching up), the checkpoint of
-// serve gives up at once and the follower's own checkpointer, which runs
-// between its transactions, gets the lock. A checkpoint that cannot finish
-// is tried again at the next look; it is not an error anyone sees.
+// TRUNCATE waits at most walCheckpointWait for the write lock, not the
+// writer's busy_timeout: while it waits it holds the checkpoint lock,
+// which would keep every other process's checkpoints out. When a writer
+// elsewhere writes back to back (`cdnapi follow` catching up), serve's
+// checkpoint gives up at once and the follower's own checkpointer, which
+// runs between its transactions, gets the lock. A checkpoint that cannot
+// finish is tried again at the next look; it is not an error anyone sees.
 //
-// Under scripts/soak (deep pages, 5,000 asset rows/s, the pruner), the WAL
-// grew at up to 25 MiB/s (a commit rewrites whole 16 KiB pages of the
-// random-keyed indexes); a look every 250 ms above 24 MiB keeps it under
-// 64 MiB.
+// The WAL is then bounded by walTruncateBytes, what is written in a
+// walCheckInterval, and the largest transaction, which a WAL must hold
+// whole: under scripts/soak a catching-up follower's batch of 5,000 rows
+// with random ids rewrote up to ~100 MiB of 16 KiB index pages in one
+// commit, more than any checkpoint policy can keep out of the WAL.
 const (
 	walCheckInterval  = 250 * time.Millisecond
 	walTruncateBytes  = 24 << 20
@@ -76,19 +83,22 @@ func startCheckpointer(path string, write *sql.DB, busy time.Duration, interval 
 	return c
 }
 
-// truncateWAL runs one TRUNCATE checkpoint on the writer's connection, with
-// a busy_timeout of walCheckpointWait for its length, and tells whether it
-// finished.
+// truncateWAL runs a PASSIVE checkpoint then a TRUNCATE one on the writer's
+// connection, the second with a busy_timeout of walCheckpointWait, and
+// tells whether it finished.
 func truncateWAL(ctx context.Context, write *sql.DB, busy time.Duration) bool {
 	conn, err := write.Conn(ctx)
 	if err != nil {
 		return false
 	}
 	defer conn.Close()
+	var done, frames, copied int
+	if err := conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&done, &frames, &copied); err != nil {
+		return false
+	}
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", walCheckpointWait.Milliseconds())); err != nil {
 		return false
 	}
-	var done, frames, copied int
 	err = conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&done, &frames, &copied)
 	// The writer's own busy_timeout comes back before anyone else uses the
 	// connection; if it cannot, the connection must not be used again.
