@@ -41,8 +41,10 @@ const (
 // TestReplica runs cdnapi as it scales out: two `cdnapi serve` processes
 // that write to a primary and read the lists from a streaming replica. It
 // checks that their cursors are interchangeable, that writes reach the
-// lists through the replica, and that losing the replica is a clean,
-// honest 503 that heals by itself when the replica returns.
+// lists through the replica, that reads survive the loss of either server
+// (from the primary while the replica is down, from the replica while the
+// primary is), and that losing both is a clean, honest 503 that heals by
+// itself when a server returns.
 func TestReplica(t *testing.T) {
 	primary := pgtest.Start(t) // our own clusters: this test stops the replica
 	replica := primary.StartReplica(t)
@@ -127,10 +129,65 @@ func TestReplica(t *testing.T) {
 		}
 	})
 
+	// Reads survive either server: every list answers at once, the first
+	// request after a server stops included.
+	allLists := func(t *testing.T, when string) {
+		t.Helper()
+		for _, p := range procs {
+			for _, u := range p.lists() {
+				if err := wantStatus(t, v, u, http.StatusOK); err != nil {
+					t.Errorf("%s: process %s: %v", when, p.name, err)
+				}
+			}
+		}
+	}
+	healthy := func() error {
+		var errs []error
+		for _, p := range procs {
+			errs = append(errs, wantStorage(t, v, p.api, cdnapi.StatusOperational),
+				wantProbe(p.admin+"/readyz", http.StatusOK))
+		}
+		return errors.Join(errs...)
+	}
+
 	if err := replica.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	t.Run("replica down", func(t *testing.T) {
+	t.Run("replica down: reads from the primary", func(t *testing.T) {
+		allLists(t, "right after the replica stopped")
+		fresh := cdnapi.File{ID: "fil_writtenreplicadown", Project: "default", CreatedAt: time.Now().Add(2 * time.Hour).UTC(),
+			Filename: "down.pdf", Bytes: 1, Checksum: "sha256:" + strings.Repeat("cd", 32)}
+		if err := storetest.Writer(writer).PutFiles(ctx, []cdnapi.File{fresh}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "both processes list the file written with the replica down, Storage operational, /readyz 200", func() error {
+			for _, p := range procs {
+				if ids, _ := filesPage(t, v, p.api, 1, ""); !slices.Equal(ids, []string{fresh.ID}) {
+					return fmt.Errorf("process %s: page 1 = %q", p.name, ids)
+				}
+			}
+			return healthy()
+		})
+	})
+
+	if err := replica.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if err := replica.WaitReplay(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := primary.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("primary down: reads from the replica", func(t *testing.T) {
+		allLists(t, "right after the primary stopped")
+		eventually(t, "Storage operational, /readyz 200", healthy)
+	})
+
+	if err := replica.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Run("both down", func(t *testing.T) {
 		eventually(t, "every list 503, Storage major_outage, /readyz 503", func() error {
 			var errs []error
 			for _, p := range procs {
@@ -149,20 +206,18 @@ func TestReplica(t *testing.T) {
 		}
 	})
 
-	if err := replica.Restart(); err != nil {
+	if err := primary.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	t.Run("replica back", func(t *testing.T) {
+	t.Run("primary back alone", func(t *testing.T) {
 		eventually(t, "every list 200, Storage operational, /readyz 200", func() error {
 			var errs []error
 			for _, p := range procs {
 				for _, u := range p.lists() {
 					errs = append(errs, wantStatus(t, v, u, http.StatusOK))
 				}
-				errs = append(errs, wantStorage(t, v, p.api, cdnapi.StatusOperational),
-					wantProbe(p.admin+"/readyz", http.StatusOK))
 			}
-			return errors.Join(errs...)
+			return errors.Join(append(errs, healthy())...)
 		})
 	})
 
@@ -258,7 +313,8 @@ func (c *child) readLogs(stderr io.Reader, ready chan<- error) {
 	c.done <- err
 }
 
-// lists returns the URLs of the list endpoints, which read from the replica.
+// lists returns the URLs of the list endpoints, which read from the replica
+// while it answers.
 func (c *child) lists() []string {
 	return []string{c.api + "/api/v1/files?limit=5", c.edge + "/api/v1/assets?limit=5", c.edge + "/api/v1/regions"}
 }

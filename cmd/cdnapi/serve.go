@@ -123,6 +123,8 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	accessBuf := logbuf.New(env.stderr, logbuf.DefaultSize, logbuf.DefaultInterval)
 	defer accessBuf.Close()
 	accessLog, _ := newAccessLogger(accessBuf, cfg.logFormat, cfg.logLevel) // checked just above
+	// The store tells when reads leave the read replica and return.
+	cfg.db.logger = logger
 	st, err := cfg.db.createMigrated(ctx, func(path string) { logger.Info("created database", "path", path) })
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -30,6 +31,7 @@ type storeFlags struct {
 	dsn      *string
 	readDSN  *string // nil for commands that only write
 	maxConns *int
+	logger   *slog.Logger // nil discards the store's own log lines
 }
 
 // addStoreFlags registers --db on fs and, for serve, --db-read and
@@ -37,7 +39,7 @@ type storeFlags struct {
 func addStoreFlags(fs *flag.FlagSet, serving bool) storeFlags {
 	f := storeFlags{dsn: fs.String("db", defaultDSN, "database: sqlite:PATH, a bare PATH, postgres://… or host=… dbname=… (libpq's keywords)")}
 	if serving {
-		f.readDSN = fs.String("db-read", "", "PostgreSQL read replica that serves the lists (optional; writes and the cursor secret use --db)")
+		f.readDSN = fs.String("db-read", "", "PostgreSQL read replica that serves the lists while it answers, the --db primary while it does not (optional; writes and the cursor secret use --db)")
 		f.maxConns = fs.Int("db-max-conns", 0, "PostgreSQL: most connections per pool (default: max(4, CPUs))")
 	}
 	return f
@@ -74,7 +76,7 @@ func (f storeFlags) openDB(ctx context.Context, created func(path string)) (stor
 		if maxConns < 0 || maxConns > 1<<15 {
 			return nil, usageError{"--db-max-conns must be from 0 to 32768"}
 		}
-		st, err := postgres.Open(ctx, dsn, postgres.Options{ReadDSN: readDSN, MaxConns: int32(maxConns)})
+		st, err := postgres.Open(ctx, dsn, postgres.Options{ReadDSN: readDSN, MaxConns: int32(maxConns), Logger: f.logger})
 		if err != nil {
 			return nil, usageError{fmt.Sprintf("--db: %v", err)}
 		}

@@ -31,10 +31,13 @@ func (r *Report) check() {
 				"%d of %d polls from 3 s in did not show major_outage", st.storageNotOutLate, st.storagePollLate)
 		}
 		r.checkLimit(st, add)
-		if len(st.writes) > 0 {
-			want := strings.HasPrefix(st.name, "5b") // only the promoted standby takes writes
-			ok := (st.writes[0] == nil) == want
-			add(st.name+": writes "+map[bool]string{true: "succeed", false: "fail"}[want], ok, "%v", errors.Join(st.writes...))
+		if st.storageUp {
+			add(st.name+": status never says Storage is out", st.storageOut == 0,
+				"%d of %d polls showed major_outage", st.storageOut, st.statusPolls)
+		}
+		if len(st.step.writes) > 0 {
+			add(st.name+": writes "+writesWanted(st.step.writes), writesAsWanted(st.writes, st.step.writes),
+				"%d writes: %v", len(st.writes), errors.Join(st.writes...))
 		}
 	}
 	under := 0
@@ -60,6 +63,28 @@ func (r *Report) check() {
 	}
 	add("every cursor walk returns every file once", len(r.walks) > 0 && bad == 0,
 		"%d walks completed, %d of them not exactly the %d files", len(r.walks), bad, r.fleet.Files)
+}
+
+// writesWanted says what writes must do: "fail", "succeed", "fail, succeed".
+func writesWanted(want []bool) string {
+	words := make([]string, len(want))
+	for i, w := range want {
+		words[i] = map[bool]string{true: "succeed", false: "fail"}[w]
+	}
+	return strings.Join(words, ", ")
+}
+
+// writesAsWanted tells whether the writes, in order, did what want says.
+func writesAsWanted(got []error, want []bool) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if (got[i] == nil) != want[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // heldAgainst returns the step whose checks hold answer s, of outcome o.

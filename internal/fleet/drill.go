@@ -31,7 +31,13 @@ type step struct {
 	// expectOutage: from 3 s in, the status document must show Storage
 	// major_outage (two status intervals and a margin).
 	expectOutage bool
-	redisDown    bool // the limit is off
+	// storageUp: one database server at least answers all along, so no
+	// status poll may show Storage major_outage.
+	storageUp bool
+	redisDown bool // the limit is off
+	// writes is what the step's writes (drill.write, in order) must do:
+	// true to succeed, false to fail.
+	writes []bool
 }
 
 // drill is a drill in progress.
@@ -68,16 +74,41 @@ var steps = []step{
 		return d.start(ctx, d.f.Proc("c2"))
 	}},
 	{name: "2 roll c1, c2, c3", do: func(ctx context.Context, d *drill) error { return d.roll(ctx, nil) }},
-	{name: "3a standby stopped 10s", storageDown: true, expectOutage: true, do: func(ctx context.Context, d *drill) error {
+	// Reads survive the loss of either server: from the primary while the
+	// standby is down, from the standby while the primary is, with no
+	// failed read and no 503 (cdnapi's fallback pool, internal/postgres's
+	// reads.go). Writes go to the primary alone: they fail while it is
+	// down and succeed once it is back.
+	{name: "3a standby stopped 10s", storageUp: true, do: func(ctx context.Context, d *drill) error {
 		if err := d.f.Proc(Standby).Stop(syscall.SIGINT, 30*time.Second); err != nil {
 			return err
 		}
+		d.f.Save()
 		return sleep(ctx, 10*time.Second)
 	}},
-	{name: "3b standby started", storageDown: true, do: func(ctx context.Context, d *drill) error {
-		p := d.f.Proc(Standby)
-		if err := d.startPostgres(ctx, p); err != nil {
+	{name: "3b standby started", storageUp: true, do: func(ctx context.Context, d *drill) error {
+		if err := d.startPostgres(ctx, d.f.Proc(Standby)); err != nil {
 			return err
+		}
+		return sleep(ctx, 2*time.Second)
+	}},
+	{name: "3c primary, standby down in turn", storageUp: true, writes: []bool{false, true},
+		do: func(ctx context.Context, d *drill) error { return d.inTurn(ctx) }},
+	// Both down is an honest 503 storage_unavailable, and the status says so.
+	{name: "3d both stopped 6s", storageDown: true, expectOutage: true, do: func(ctx context.Context, d *drill) error {
+		for _, name := range []string{Standby, Primary} {
+			if err := d.f.Proc(name).Stop(syscall.SIGINT, 30*time.Second); err != nil {
+				return err
+			}
+		}
+		d.f.Save()
+		return sleep(ctx, 6*time.Second)
+	}},
+	{name: "3e both started", storageDown: true, do: func(ctx context.Context, d *drill) error {
+		for _, name := range []string{Primary, Standby} {
+			if err := d.startPostgres(ctx, d.f.Proc(name)); err != nil {
+				return err
+			}
 		}
 		if err := d.f.waitInRotation(ctx, true, Servers...); err != nil {
 			return err
@@ -108,7 +139,7 @@ var steps = []step{
 			time.Since(begin).Round(time.Millisecond), redisCheckInterval+500*time.Millisecond, redisCheckInterval)
 		return sleep(ctx, 3*time.Second)
 	}},
-	{name: "5a primary stopped", do: func(ctx context.Context, d *drill) error {
+	{name: "5a primary stopped", writes: []bool{false}, do: func(ctx context.Context, d *drill) error {
 		if err := d.f.Proc(Primary).Stop(syscall.SIGINT, 30*time.Second); err != nil {
 			return err
 		}
@@ -116,7 +147,7 @@ var steps = []step{
 		d.write(ctx, "primary", d.f.PrimaryDSN())
 		return sleep(ctx, 6*time.Second)
 	}},
-	{name: "5b promote standby, repoint", do: func(ctx context.Context, d *drill) error {
+	{name: "5b promote standby, repoint", writes: []bool{true}, do: func(ctx context.Context, d *drill) error {
 		standby := d.f.Proc(Standby)
 		dsn := pgDSN(standby.Addr, d.f.DB)
 		begin := time.Now()
@@ -205,6 +236,41 @@ func (d *drill) roll(ctx context.Context, change func(*Proc)) error {
 		d.note("%s back in rotation %v after SIGTERM", name, time.Since(begin).Round(100*time.Millisecond))
 	}
 	return nil
+}
+
+// inTurn stops the primary under load, writes to it (which must fail),
+// starts it again, writes (which must succeed), then stops and starts the
+// standby. Each server is down 5 s, and the other answers all along.
+func (d *drill) inTurn(ctx context.Context) error {
+	primary, standby := d.f.Proc(Primary), d.f.Proc(Standby)
+	begin := time.Now()
+	if err := primary.Stop(syscall.SIGINT, 30*time.Second); err != nil {
+		return err
+	}
+	d.f.Save()
+	d.note("primary stopped at +%.1fs", time.Since(begin).Seconds())
+	d.write(ctx, "stopped primary", d.f.PrimaryDSN())
+	if err := sleep(ctx, 5*time.Second); err != nil {
+		return err
+	}
+	if err := d.startPostgres(ctx, primary); err != nil {
+		return err
+	}
+	d.note("primary answers again at +%.1fs", time.Since(begin).Seconds())
+	d.write(ctx, "restarted primary", d.f.PrimaryDSN())
+	if err := standby.Stop(syscall.SIGINT, 30*time.Second); err != nil {
+		return err
+	}
+	d.f.Save()
+	d.note("standby stopped at +%.1fs", time.Since(begin).Seconds())
+	if err := sleep(ctx, 5*time.Second); err != nil {
+		return err
+	}
+	if err := d.startPostgres(ctx, standby); err != nil {
+		return err
+	}
+	d.note("standby answers again at +%.1fs", time.Since(begin).Seconds())
+	return sleep(ctx, 2*time.Second)
 }
 
 // startPostgres starts a stopped server and waits until it answers.

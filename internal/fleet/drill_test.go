@@ -15,10 +15,10 @@ import (
 	"github.com/cdnapi/cdnapi/internal/pgbin"
 )
 
-// TestDrill brings a fleet up and runs the drill on it: about 70 s of load
+// TestDrill brings a fleet up and runs the drill on it: about 110 s of load
 // through haproxy while a process is killed, the fleet is rolled, the
-// standby, Redis and the primary are stopped in turn and the standby is
-// promoted. It runs when CDNAPI_FLEET_DRILL=1, as .ci/run sets: it is too
+// standby, the primary, both, Redis and the primary again are stopped in
+// turn and the standby is promoted. It runs when CDNAPI_FLEET_DRILL=1, as .ci/run sets: it is too
 // long for every `go test`. Without haproxy, redis-server or PostgreSQL it
 // skips, except under CI=true, where it fails.
 func TestDrill(t *testing.T) {

@@ -51,7 +51,8 @@ type stepReport struct {
 
 	statusPolls, statusNot200          int
 	storage, api                       map[string]int // component statuses seen by the status polls
-	storageNotOutLate, storagePollLate int            // 3a: polls from 3 s in, and those not showing the outage
+	storageNotOutLate, storagePollLate int            // expectOutage: polls from 3 s in, and those not showing the outage
+	storageOut                         int            // polls showing Storage major_outage
 	odd                                []sample       // the first answers that a check counts against the step
 }
 
@@ -118,6 +119,9 @@ func (r *Report) collect(l *load) {
 			}
 			st.storage[s.storage]++
 			st.api[s.apiStatus]++
+			if s.storage == "major_outage" {
+				st.storageOut++
+			}
 			if st.expectOutage && s.at.After(st.start.Add(3*time.Second)) {
 				st.storagePollLate++
 				if s.storage != "major_outage" {

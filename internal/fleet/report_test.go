@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"errors"
 	"math"
 	"net/http"
 	"slices"
@@ -144,7 +145,7 @@ func TestHeldAgainst(t *testing.T) {
 		{step: step{name: "0 steady"}, inflight: -1},
 		{step: step{name: "1 kill"}, inflight: 12},
 		{step: step{name: "2 roll"}, inflight: -1},
-		{step: step{name: "3a standby stopped", storageDown: true}, inflight: -1},
+		{step: step{name: "3d both stopped", storageDown: true}, inflight: -1},
 	}}
 	unavailable := sample{status: http.StatusServiceUnavailable, code: "storage_unavailable", retryAfter: true}
 	tests := []struct {
@@ -154,7 +155,7 @@ func TestHeldAgainst(t *testing.T) {
 		want           int
 	}{
 		{"a 503 sent and answered in the roll", 2, 2, unavailable, 2},
-		{"a 503 sent in the roll, answered once the standby stops", 2, 3, unavailable, 3},
+		{"a 503 sent in the roll, answered once both servers stop", 2, 3, unavailable, 3},
 		{"a failure that outlived the kill", 0, 1, sample{}, 1},
 		{"a failure after the kill's step", 2, 3, sample{}, 2},
 		{"a 503 answered after the drill", 3, 4, unavailable, 3},
@@ -167,5 +168,25 @@ func TestHeldAgainst(t *testing.T) {
 				t.Errorf("heldAgainst = %d, want %d", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestWritesAsWanted(t *testing.T) {
+	failed := errors.New("connection refused")
+	tests := []struct {
+		got  []error
+		want []bool
+		ok   bool
+	}{
+		{[]error{failed, nil}, []bool{false, true}, true},
+		{[]error{nil, nil}, []bool{false, true}, false},
+		{[]error{failed, failed}, []bool{false, true}, false},
+		{[]error{failed}, []bool{false, true}, false}, // a write the step did not make
+		{[]error{nil}, []bool{true}, true},
+	}
+	for _, tt := range tests {
+		if got := writesAsWanted(tt.got, tt.want); got != tt.ok {
+			t.Errorf("writesAsWanted(%v, %v) = %v, want %v", tt.got, tt.want, got, tt.ok)
+		}
 	}
 }

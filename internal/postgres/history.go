@@ -7,12 +7,14 @@ import (
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 var _ cdnapi.StatusHistory = (*Store)(nil)
 
-// Writes go to the primary. Reads go to the read replica, like the lists:
-// the status page shows history while the primary is down.
+// Writes go to the primary. Reads go to the read replica, like the lists
+// (and to the primary while it does not answer): the status page shows
+// history while either server is down.
 
 // RecordStatusChange stores one change of a component's status.
 func (s *Store) RecordStatusChange(ctx context.Context, c cdnapi.StatusChange) error {
@@ -31,17 +33,21 @@ func (s *Store) RecordStatusChange(ctx context.Context, c cdnapi.StatusChange) e
 // StatusChanges returns up to limit changes of kind at or after since,
 // oldest first.
 func (s *Store) StatusChanges(ctx context.Context, kind cdnapi.SubjectKind, since time.Time, limit int) ([]cdnapi.StatusChange, error) {
-	rows, err := s.read.Query(ctx, `SELECT kind, subject, status, source, message, at FROM status_changes
-		WHERE kind = $1 AND at >= $2 ORDER BY at, seq LIMIT $3`, string(kind), secondBefore(since), limit)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: status changes: %w", err)
-	}
-	changes, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (cdnapi.StatusChange, error) {
-		var c cdnapi.StatusChange
-		var msg *string
-		err := row.Scan(&c.Kind, &c.Subject, &c.Status, &c.Source, &msg, &c.At)
-		c.Message, c.At = deref(msg), c.At.UTC()
-		return c, err
+	var changes []cdnapi.StatusChange
+	err := s.reading(ctx, func(db *pgxpool.Pool) error {
+		rows, err := db.Query(ctx, `SELECT kind, subject, status, source, message, at FROM status_changes
+			WHERE kind = $1 AND at >= $2 ORDER BY at, seq LIMIT $3`, string(kind), secondBefore(since), limit)
+		if err != nil {
+			return err
+		}
+		changes, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (cdnapi.StatusChange, error) {
+			var c cdnapi.StatusChange
+			var msg *string
+			err := row.Scan(&c.Kind, &c.Subject, &c.Status, &c.Source, &msg, &c.At)
+			c.Message, c.At = deref(msg), c.At.UTC()
+			return c, err
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: status changes: %w", err)
@@ -84,34 +90,50 @@ func (s *Store) ListIncidents(ctx context.Context, q cdnapi.IncidentQuery) ([]cd
 	if q.Limit < 1 {
 		return nil, fmt.Errorf("postgres: list incidents: limit %d is below 1", q.Limit)
 	}
-	var rows pgx.Rows
-	var err error
-	if q.After == nil {
-		rows, err = s.read.Query(ctx, `SELECT `+incidentColumns+` FROM incidents
-			ORDER BY started_at DESC, id DESC LIMIT $1`, q.Limit)
-	} else {
-		rows, err = s.read.Query(ctx, `SELECT `+incidentColumns+` FROM incidents
-			WHERE (started_at, id) < ($1, $2) ORDER BY started_at DESC, id DESC LIMIT $3`,
-			wholeSecondUTC(q.After.CreatedAt), q.After.ID, q.Limit)
-	}
+	var out []cdnapi.Incident
+	err := s.reading(ctx, func(db *pgxpool.Pool) error {
+		var rows pgx.Rows
+		var err error
+		if q.After == nil {
+			rows, err = db.Query(ctx, `SELECT `+incidentColumns+` FROM incidents
+				ORDER BY started_at DESC, id DESC LIMIT $1`, q.Limit)
+		} else {
+			rows, err = db.Query(ctx, `SELECT `+incidentColumns+` FROM incidents
+				WHERE (started_at, id) < ($1, $2) ORDER BY started_at DESC, id DESC LIMIT $3`,
+				wholeSecondUTC(q.After.CreatedAt), q.After.ID, q.Limit)
+		}
+		if err != nil {
+			return err
+		}
+		out, err = collectIncidents(rows)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list incidents: %w", err)
 	}
-	return collectIncidents(rows)
+	return out, nil
 }
 
 // IncidentsSince returns the incidents open at or after since.
 func (s *Store) IncidentsSince(ctx context.Context, since time.Time) ([]cdnapi.Incident, error) {
-	rows, err := s.read.Query(ctx, `SELECT `+incidentColumns+` FROM incidents
-		WHERE resolved_at IS NULL OR resolved_at >= $1`, secondBefore(since))
+	var out []cdnapi.Incident
+	err := s.reading(ctx, func(db *pgxpool.Pool) error {
+		rows, err := db.Query(ctx, `SELECT `+incidentColumns+` FROM incidents
+			WHERE resolved_at IS NULL OR resolved_at >= $1`, secondBefore(since))
+		if err != nil {
+			return err
+		}
+		out, err = collectIncidents(rows)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("postgres: incidents since: %w", err)
 	}
-	return collectIncidents(rows)
+	return out, nil
 }
 
 func collectIncidents(rows pgx.Rows) ([]cdnapi.Incident, error) {
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (cdnapi.Incident, error) {
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (cdnapi.Incident, error) {
 		var i cdnapi.Incident
 		var msg *string
 		var resolved *time.Time
@@ -122,10 +144,6 @@ func collectIncidents(rows pgx.Rows) ([]cdnapi.Incident, error) {
 		}
 		return i, err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("postgres: incidents: %w", err)
-	}
-	return out, nil
 }
 
 // DeleteHistoryBefore deletes up to limit status changes made before cutoff

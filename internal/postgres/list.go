@@ -8,6 +8,7 @@ import (
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // listPrealloc caps the rows a list makes room for before it reads any: a
@@ -56,32 +57,36 @@ const (
 )
 
 // ListFiles returns up to q.Limit files of q.Project, newest first, after
-// q.After when it is set. It reads from the read replica, if there is one.
+// q.After when it is set. It reads from the read replica, if there is one and it answers.
 func (s *Store) ListFiles(ctx context.Context, q cdnapi.FileQuery) ([]cdnapi.File, error) {
 	if q.Limit < 1 {
 		return nil, fmt.Errorf("postgres: list files: limit %d is below 1", q.Limit)
 	}
-	var rows pgx.Rows
-	var err error
-	if q.After == nil {
-		rows, err = s.read.Query(ctx, listFilesFirst, q.Project, q.Limit)
-	} else {
-		rows, err = s.read.Query(ctx, listFilesAfter, q.Project, wholeSecondUTC(q.After.CreatedAt), q.After.ID, q.Limit)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list files: %w", err)
-	}
-	defer rows.Close()
-	files := make([]cdnapi.File, 0, min(q.Limit, listPrealloc))
-	for rows.Next() {
-		f := cdnapi.File{Project: q.Project}
-		if err := rows.Scan(&f.ID, &f.CreatedAt, &f.Filename, &f.Bytes, &f.Checksum); err != nil {
-			return nil, fmt.Errorf("postgres: list files: %w", err)
+	var files []cdnapi.File
+	err := s.reading(ctx, func(db *pgxpool.Pool) error {
+		var rows pgx.Rows
+		var err error
+		if q.After == nil {
+			rows, err = db.Query(ctx, listFilesFirst, q.Project, q.Limit)
+		} else {
+			rows, err = db.Query(ctx, listFilesAfter, q.Project, wholeSecondUTC(q.After.CreatedAt), q.After.ID, q.Limit)
 		}
-		f.CreatedAt = f.CreatedAt.UTC()
-		files = append(files, f)
-	}
-	if err := rows.Err(); err != nil {
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		files = make([]cdnapi.File, 0, min(q.Limit, listPrealloc))
+		for rows.Next() {
+			f := cdnapi.File{Project: q.Project}
+			if err := rows.Scan(&f.ID, &f.CreatedAt, &f.Filename, &f.Bytes, &f.Checksum); err != nil {
+				return err
+			}
+			f.CreatedAt = f.CreatedAt.UTC()
+			files = append(files, f)
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, fmt.Errorf("postgres: list files: %w", err)
 	}
 	return files, nil
@@ -94,32 +99,36 @@ func (s *Store) ListAssets(ctx context.Context, q cdnapi.AssetQuery) ([]cdnapi.A
 	if q.Limit < 1 {
 		return nil, fmt.Errorf("postgres: list assets: limit %d is below 1", q.Limit)
 	}
-	var rows pgx.Rows
-	var err error
-	switch {
-	case q.Region == "" && q.After == nil:
-		rows, err = s.read.Query(ctx, listAssetsFirst, q.Limit)
-	case q.Region == "":
-		rows, err = s.read.Query(ctx, listAssetsAfter, wholeSecondUTC(q.After.CreatedAt), q.After.ID, q.Limit)
-	case q.After == nil:
-		rows, err = s.read.Query(ctx, listRegionAssetsFirst, q.Region, q.Limit)
-	default:
-		rows, err = s.read.Query(ctx, listRegionAssetsAfter, q.Region, wholeSecondUTC(q.After.CreatedAt), q.After.ID, q.Limit)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list assets: %w", err)
-	}
-	defer rows.Close()
-	assets := make([]cdnapi.Asset, 0, min(q.Limit, listPrealloc))
-	for rows.Next() {
-		var a cdnapi.Asset
-		if err := rows.Scan(&a.ID, &a.CreatedAt, &a.Path, &a.Bytes, &a.CacheStatus, &a.Region); err != nil {
-			return nil, fmt.Errorf("postgres: list assets: %w", err)
+	var assets []cdnapi.Asset
+	err := s.reading(ctx, func(db *pgxpool.Pool) error {
+		var rows pgx.Rows
+		var err error
+		switch {
+		case q.Region == "" && q.After == nil:
+			rows, err = db.Query(ctx, listAssetsFirst, q.Limit)
+		case q.Region == "":
+			rows, err = db.Query(ctx, listAssetsAfter, wholeSecondUTC(q.After.CreatedAt), q.After.ID, q.Limit)
+		case q.After == nil:
+			rows, err = db.Query(ctx, listRegionAssetsFirst, q.Region, q.Limit)
+		default:
+			rows, err = db.Query(ctx, listRegionAssetsAfter, q.Region, wholeSecondUTC(q.After.CreatedAt), q.After.ID, q.Limit)
 		}
-		a.CreatedAt = a.CreatedAt.UTC()
-		assets = append(assets, a)
-	}
-	if err := rows.Err(); err != nil {
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		assets = make([]cdnapi.Asset, 0, min(q.Limit, listPrealloc))
+		for rows.Next() {
+			var a cdnapi.Asset
+			if err := rows.Scan(&a.ID, &a.CreatedAt, &a.Path, &a.Bytes, &a.CacheStatus, &a.Region); err != nil {
+				return err
+			}
+			a.CreatedAt = a.CreatedAt.UTC()
+			assets = append(assets, a)
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, fmt.Errorf("postgres: list assets: %w", err)
 	}
 	return assets, nil
@@ -147,21 +156,25 @@ func (rr *regionRow) region(now time.Time) cdnapi.Region {
 // ListRegions returns every region, ordered by code. It reads from the read
 // replica, if there is one.
 func (s *Store) ListRegions(ctx context.Context) ([]cdnapi.Region, error) {
-	rows, err := s.read.Query(ctx, listRegions)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: list regions: %w", err)
-	}
-	defer rows.Close()
 	now := time.Now()
 	var regions []cdnapi.Region
-	for rows.Next() {
-		var rr regionRow
-		if err := rows.Scan(rr.dest()...); err != nil {
-			return nil, fmt.Errorf("postgres: list regions: %w", err)
+	err := s.reading(ctx, func(db *pgxpool.Pool) error {
+		rows, err := db.Query(ctx, listRegions)
+		if err != nil {
+			return err
 		}
-		regions = append(regions, rr.region(now))
-	}
-	if err := rows.Err(); err != nil {
+		defer rows.Close()
+		regions = regions[:0]
+		for rows.Next() {
+			var rr regionRow
+			if err := rows.Scan(rr.dest()...); err != nil {
+				return err
+			}
+			regions = append(regions, rr.region(now))
+		}
+		return rows.Err()
+	})
+	if err != nil {
 		return nil, fmt.Errorf("postgres: list regions: %w", err)
 	}
 	return regions, nil
@@ -172,7 +185,9 @@ func (s *Store) ListRegions(ctx context.Context) ([]cdnapi.Region, error) {
 // lists it guards.
 func (s *Store) Region(ctx context.Context, code string) (cdnapi.Region, error) {
 	var rr regionRow
-	err := s.read.QueryRow(ctx, getRegion, code).Scan(rr.dest()...)
+	err := s.reading(ctx, func(db *pgxpool.Pool) error {
+		return db.QueryRow(ctx, getRegion, code).Scan(rr.dest()...)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return cdnapi.Region{}, cdnapi.ErrNotFound
 	}

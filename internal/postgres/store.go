@@ -5,9 +5,10 @@
 //
 // A Store holds a pool on the primary and, when Options.ReadDSN is set, a
 // second pool on the read replica. The lists and Region read from the
-// replica; every write, the cursor secret, the component overrides and the
-// log followers' positions go to the primary, where a value just written is
-// always visible. A list read
+// replica while it answers, and from the primary while it does not (see
+// reads.go); every write, the cursor secret, the component overrides and
+// the log followers' positions go to the primary, where a value just
+// written is always visible. A list read
 // from a lagging replica is as old as the replica, and no worse: cursors
 // carry (created_at, id) positions, not row numbers, so they stay valid.
 //
@@ -22,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -46,6 +48,9 @@ type Options struct {
 	// guards the server against statements whose caller is gone. Zero means
 	// one minute. Migrate does not apply it.
 	StatementTimeout time.Duration
+	// Logger, when set, is told when reads leave the read replica for the
+	// primary and when they come back.
+	Logger *slog.Logger
 }
 
 const (
@@ -59,6 +64,7 @@ const (
 type Store struct {
 	primary *pgxpool.Pool // writes, settings, overrides
 	read    *pgxpool.Pool // lists; the primary itself when no replica is set
+	route   *readRoute    // where reads go now; nil when no replica is set
 }
 
 var _ cdnapi.Store = (*Store)(nil)
@@ -84,10 +90,22 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	s := &Store{primary: primary, read: primary}
 	if opts.ReadDSN != "" {
-		if s.read, err = newPool(ctx, opts.ReadDSN, opts); err != nil {
+		cfg, err := poolConfig(opts.ReadDSN, opts)
+		if err == nil {
+			s.read, err = pgxpool.NewWithConfig(ctx, cfg)
+		}
+		if err != nil {
 			primary.Close()
 			return nil, fmt.Errorf("postgres: open read replica: %w", err)
 		}
+		log := opts.Logger
+		if log == nil {
+			log = slog.New(slog.DiscardHandler)
+		}
+		// The watcher outlives Open's context: it ends with Close.
+		wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		s.route = &readRoute{log: log, stop: stop, done: make(chan struct{})}
+		go s.route.watch(wctx, cfg.ConnConfig.Copy())
 	}
 	return s, nil
 }
@@ -129,6 +147,9 @@ func poolConfig(dsn string, opts Options) (*pgxpool.Config, error) {
 // Close closes both pools, waiting for connections in use to be returned.
 // After Close every method returns an error.
 func (s *Store) Close() error {
+	if s.route != nil {
+		s.route.close()
+	}
 	if s.read != s.primary {
 		s.read.Close()
 	}
@@ -136,14 +157,15 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// Ping checks that the pool the lists read from answers a query within ctx:
-// the read replica when one is set, else the primary.
+// Ping checks that the lists can be read within ctx: from the read replica
+// when one is set and answers, else from the primary.
 //
-// It does not check the primary behind a replica, on purpose: Ping backs
-// readiness and the status of Storage, which are about serving the read
-// API. With the primary down, the lists still answer from the replica, and
-// a load balancer that took every replica out of service would turn a write
-// outage into a read outage too.
+// It succeeds while either server answers, on purpose: Ping backs readiness
+// and the status of Storage, which are about serving the read API. With
+// the primary down, the lists still answer from the replica, with the
+// replica down from the primary, and a load balancer that took every
+// process out of service would turn the loss of one server into a read
+// outage.
 //
 // It reads the newest file, asset and region the way the lists do, down
 // their indexes to the table rows, so a relation that cannot be read shows
@@ -151,7 +173,10 @@ func (s *Store) Close() error {
 // (TestProbePlan).
 func (s *Store) Ping(ctx context.Context) error {
 	var file, asset, region *string
-	if err := s.read.QueryRow(ctx, probeQuery).Scan(&file, &asset, &region); err != nil {
+	err := s.reading(ctx, func(db *pgxpool.Pool) error {
+		return db.QueryRow(ctx, probeQuery).Scan(&file, &asset, &region)
+	})
+	if err != nil {
 		return fmt.Errorf("postgres: ping: %w", err)
 	}
 	return nil

@@ -86,6 +86,8 @@ type Store struct {
 	upserts  map[stmtKey]*sql.Stmt // upserts prepared on s.write (see batcher.stmt)
 
 	slots chan struct{} // one per connection of s.read (see read.go)
+
+	checkpoints *checkpointer // the WAL's checkpoint policy (see checkpoint.go)
 }
 
 var _ cdnapi.Store = (*Store)(nil)
@@ -167,12 +169,14 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		write.Close()
 		return nil, err
 	}
-	return &Store{
+	s := &Store{
 		path: path, read: read, write: write, probe: probe,
 		prepared: make(map[string]*sql.Stmt),
 		upserts:  make(map[stmtKey]*sql.Stmt),
 		slots:    make(chan struct{}, opts.ReadConns),
-	}, nil
+	}
+	s.checkpoints = startCheckpointer(path, write, opts.BusyTimeout, walCheckInterval, walTruncateBytes)
+	return s, nil
 }
 
 // writerParams returns the DSN parameters of the writer. modernc.org/sqlite
@@ -212,6 +216,7 @@ func readerParams(opts Options) url.Values {
 
 // Close closes both pools. After Close every method returns an error.
 func (s *Store) Close() error {
+	s.checkpoints.close()
 	s.mu.Lock()
 	var errs []error
 	for _, st := range s.prepared {

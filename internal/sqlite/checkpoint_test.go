@@ -1,0 +1,91 @@
+package sqlite
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/storetest"
+)
+
+// Under constant reads, SQLite's own PASSIVE checkpoints never let the WAL
+// start over, and its file only grows. The checkpointer empties a WAL that
+// passed its limit, while the readers go on and the writes go on. The
+// store's checkpointer is replaced by one with a limit of 2 MiB, so that
+// the test writes little.
+func TestCheckpointUnderReads(t *testing.T) {
+	const limit = 2 << 20
+	s, path := openTemp(t, Options{})
+	s.checkpoints.close()
+	s.checkpoints = startCheckpointer(path, s.write, defaultBusyTimeout, walCheckInterval, limit)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	walSize := func() int64 {
+		fi, err := os.Stat(path + "-wal")
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+
+	readCtx, stopReads := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	var readErr error
+	var once sync.Once
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for readCtx.Err() == nil {
+				_, err := s.ListFiles(readCtx, cdnapi.FileQuery{Project: "default", Limit: 20})
+				if err != nil && readCtx.Err() == nil {
+					once.Do(func() { readErr = err })
+				}
+			}
+		}()
+	}
+	defer func() {
+		stopReads()
+		wg.Wait()
+		if readErr != nil {
+			t.Errorf("a read failed while the WAL was checkpointed: %v", readErr)
+		}
+	}()
+
+	// Small transactions of files with long names, until the WAL is past
+	// the limit, then slower ones while the checkpointer catches up.
+	name := strings.Repeat("x", 400)
+	n := 0
+	write := func() {
+		t.Helper()
+		files := storetest.Files(50, "default", uint64(n))
+		for i := range files {
+			files[i].Filename = name + files[i].Filename
+		}
+		n++
+		if err := storetest.Writer(s).PutFiles(ctx, files); err != nil {
+			t.Fatalf("PutFiles: %v", err)
+		}
+	}
+	for walSize() <= limit {
+		if ctx.Err() != nil {
+			t.Fatalf("the WAL did not reach %d bytes: %d after %d transactions", limit, walSize(), n)
+		}
+		write()
+	}
+	grown := walSize()
+	deadline := time.Now().Add(40 * walCheckInterval)
+	for walSize() >= grown {
+		if time.Now().After(deadline) {
+			t.Fatalf("the WAL is still %d bytes %v after it passed %d (%d bytes)",
+				walSize(), 40*walCheckInterval, limit, grown)
+		}
+		write()
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("the WAL grew to %d bytes in %d transactions and was emptied (now %d)", grown, n, walSize())
+}
