@@ -1520,10 +1520,18 @@ type ClientInterface interface {
 
 	// HeadIncidentsFeed As GET, with the same headers and no body.
 	//
+	// The status and headers that GET would answer, Content-Length and ETag
+	// included, without the body. Its answers are documented apart from
+	// GET's, with no content, so that clients do not try to decode one.
+	//
 	// Corresponds with HEAD /api/v1/status/incidents.atom (the `HeadIncidentsFeed` operationId).
 	HeadIncidentsFeed(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PreflightIncidentsFeed Answer a CORS preflight.
+	//
+	// 204 with the methods (`GET, HEAD`) and request headers
+	// (`Authorization`, `If-None-Match`) that a browser may use, and how
+	// long it may remember them. Never authenticated or rate limited.
 	//
 	// Corresponds with OPTIONS /api/v1/status/incidents.atom (the `PreflightIncidentsFeed` operationId).
 	PreflightIncidentsFeed(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1548,10 +1556,18 @@ type ClientInterface interface {
 
 	// HeadStatusStream As GET, with the same headers and no body.
 	//
+	// The status and headers that GET would answer, without the stream:
+	// the answer ends at once. Its answers are documented apart from
+	// GET's, with no content, so that clients do not try to decode one.
+	//
 	// Corresponds with HEAD /api/v1/status/stream (the `HeadStatusStream` operationId).
 	HeadStatusStream(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PreflightStatusStream Answer a CORS preflight.
+	//
+	// 204 with the methods (`GET, HEAD`) and request headers
+	// (`Authorization`, `If-None-Match`) that a browser may use, and how
+	// long it may remember them. Never authenticated or rate limited.
 	//
 	// Corresponds with OPTIONS /api/v1/status/stream (the `PreflightStatusStream` operationId).
 	PreflightStatusStream(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1963,6 +1979,10 @@ func (c *Client) GetIncidentsFeed(ctx context.Context, reqEditors ...RequestEdit
 
 // HeadIncidentsFeed As GET, with the same headers and no body.
 //
+// The status and headers that GET would answer, Content-Length and ETag
+// included, without the body. Its answers are documented apart from
+// GET's, with no content, so that clients do not try to decode one.
+//
 // Corresponds with HEAD /api/v1/status/incidents.atom (the `HeadIncidentsFeed` operationId).
 func (c *Client) HeadIncidentsFeed(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHeadIncidentsFeedRequest(c.Server)
@@ -1977,6 +1997,10 @@ func (c *Client) HeadIncidentsFeed(ctx context.Context, reqEditors ...RequestEdi
 }
 
 // PreflightIncidentsFeed Answer a CORS preflight.
+//
+// 204 with the methods (`GET, HEAD`) and request headers
+// (`Authorization`, `If-None-Match`) that a browser may use, and how
+// long it may remember them. Never authenticated or rate limited.
 //
 // Corresponds with OPTIONS /api/v1/status/incidents.atom (the `PreflightIncidentsFeed` operationId).
 func (c *Client) PreflightIncidentsFeed(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2021,6 +2045,10 @@ func (c *Client) StreamStatus(ctx context.Context, params *StreamStatusParams, r
 
 // HeadStatusStream As GET, with the same headers and no body.
 //
+// The status and headers that GET would answer, without the stream:
+// the answer ends at once. Its answers are documented apart from
+// GET's, with no content, so that clients do not try to decode one.
+//
 // Corresponds with HEAD /api/v1/status/stream (the `HeadStatusStream` operationId).
 func (c *Client) HeadStatusStream(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHeadStatusStreamRequest(c.Server)
@@ -2035,6 +2063,10 @@ func (c *Client) HeadStatusStream(ctx context.Context, reqEditors ...RequestEdit
 }
 
 // PreflightStatusStream Answer a CORS preflight.
+//
+// 204 with the methods (`GET, HEAD`) and request headers
+// (`Authorization`, `If-None-Match`) that a browser may use, and how
+// long it may remember them. Never authenticated or rate limited.
 //
 // Corresponds with OPTIONS /api/v1/status/stream (the `PreflightStatusStream` operationId).
 func (c *Client) PreflightStatusStream(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3589,12 +3621,20 @@ type ClientWithResponsesInterface interface {
 
 	// HeadIncidentsFeedWithResponse As GET, with the same headers and no body.
 	//
+	// The status and headers that GET would answer, Content-Length and ETag
+	// included, without the body. Its answers are documented apart from
+	// GET's, with no content, so that clients do not try to decode one.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /api/v1/status/incidents.atom (the `HeadIncidentsFeed` operationId).
 	HeadIncidentsFeedWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadIncidentsFeedResponse, error)
 
 	// PreflightIncidentsFeedWithResponse Answer a CORS preflight.
+	//
+	// 204 with the methods (`GET, HEAD`) and request headers
+	// (`Authorization`, `If-None-Match`) that a browser may use, and how
+	// long it may remember them. Never authenticated or rate limited.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3623,12 +3663,20 @@ type ClientWithResponsesInterface interface {
 
 	// HeadStatusStreamWithResponse As GET, with the same headers and no body.
 	//
+	// The status and headers that GET would answer, without the stream:
+	// the answer ends at once. Its answers are documented apart from
+	// GET's, with no content, so that clients do not try to decode one.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with HEAD /api/v1/status/stream (the `HeadStatusStream` operationId).
 	HeadStatusStreamWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HeadStatusStreamResponse, error)
 
 	// PreflightStatusStreamWithResponse Answer a CORS preflight.
+	//
+	// 204 with the methods (`GET, HEAD`) and request headers
+	// (`Authorization`, `If-None-Match`) that a browser may use, and how
+	// long it may remember them. Never authenticated or rate limited.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7474,6 +7522,10 @@ func (c *ClientWithResponses) GetIncidentsFeedWithResponse(ctx context.Context, 
 
 // HeadIncidentsFeedWithResponse As GET, with the same headers and no body.
 //
+// The status and headers that GET would answer, Content-Length and ETag
+// included, without the body. Its answers are documented apart from
+// GET's, with no content, so that clients do not try to decode one.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /api/v1/status/incidents.atom (the `HeadIncidentsFeed` operationId).
@@ -7486,6 +7538,10 @@ func (c *ClientWithResponses) HeadIncidentsFeedWithResponse(ctx context.Context,
 }
 
 // PreflightIncidentsFeedWithResponse Answer a CORS preflight.
+//
+// 204 with the methods (`GET, HEAD`) and request headers
+// (`Authorization`, `If-None-Match`) that a browser may use, and how
+// long it may remember them. Never authenticated or rate limited.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7526,6 +7582,10 @@ func (c *ClientWithResponses) StreamStatusWithResponse(ctx context.Context, para
 
 // HeadStatusStreamWithResponse As GET, with the same headers and no body.
 //
+// The status and headers that GET would answer, without the stream:
+// the answer ends at once. Its answers are documented apart from
+// GET's, with no content, so that clients do not try to decode one.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with HEAD /api/v1/status/stream (the `HeadStatusStream` operationId).
@@ -7538,6 +7598,10 @@ func (c *ClientWithResponses) HeadStatusStreamWithResponse(ctx context.Context, 
 }
 
 // PreflightStatusStreamWithResponse Answer a CORS preflight.
+//
+// 204 with the methods (`GET, HEAD`) and request headers
+// (`Authorization`, `If-None-Match`) that a browser may use, and how
+// long it may remember them. Never authenticated or rate limited.
 //
 // Returns a wrapper object for the known response body format(s).
 //

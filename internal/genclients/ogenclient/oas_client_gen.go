@@ -86,7 +86,9 @@ type Invoker interface {
 	HeadIncidents(ctx context.Context, params HeadIncidentsParams) (HeadIncidentsRes, error)
 	// HeadIncidentsFeed invokes headIncidentsFeed operation.
 	//
-	// As GET, with the same headers and no body.
+	// The status and headers that GET would answer, Content-Length and ETag included, without the body.
+	// Its answers are documented apart from GET's, with no content, so that clients do not try to decode
+	// one.
 	//
 	// HEAD /api/v1/status/incidents.atom
 	HeadIncidentsFeed(ctx context.Context) (HeadIncidentsFeedRes, error)
@@ -116,7 +118,8 @@ type Invoker interface {
 	HeadStatus(ctx context.Context, params HeadStatusParams) (HeadStatusRes, error)
 	// HeadStatusStream invokes headStatusStream operation.
 	//
-	// As GET, with the same headers and no body.
+	// The status and headers that GET would answer, without the stream: the answer ends at once. Its
+	// answers are documented apart from GET's, with no content, so that clients do not try to decode one.
 	//
 	// HEAD /api/v1/status/stream
 	HeadStatusStream(ctx context.Context) (HeadStatusStreamRes, error)
@@ -189,7 +192,8 @@ type Invoker interface {
 	PreflightIncidents(ctx context.Context) (PreflightIncidentsRes, error)
 	// PreflightIncidentsFeed invokes preflightIncidentsFeed operation.
 	//
-	// Answer a CORS preflight.
+	// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
+	// browser may use, and how long it may remember them. Never authenticated or rate limited.
 	//
 	// OPTIONS /api/v1/status/incidents.atom
 	PreflightIncidentsFeed(ctx context.Context) (PreflightIncidentsFeedRes, error)
@@ -216,7 +220,8 @@ type Invoker interface {
 	PreflightStatus(ctx context.Context) (PreflightStatusRes, error)
 	// PreflightStatusStream invokes preflightStatusStream operation.
 	//
-	// Answer a CORS preflight.
+	// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
+	// browser may use, and how long it may remember them. Never authenticated or rate limited.
 	//
 	// OPTIONS /api/v1/status/stream
 	PreflightStatusStream(ctx context.Context) (PreflightStatusStreamRes, error)
@@ -1171,7 +1176,9 @@ func (c *Client) sendHeadIncidents(ctx context.Context, params HeadIncidentsPara
 
 // HeadIncidentsFeed invokes headIncidentsFeed operation.
 //
-// As GET, with the same headers and no body.
+// The status and headers that GET would answer, Content-Length and ETag included, without the body.
+// Its answers are documented apart from GET's, with no content, so that clients do not try to decode
+// one.
 //
 // HEAD /api/v1/status/incidents.atom
 func (c *Client) HeadIncidentsFeed(ctx context.Context) (HeadIncidentsFeedRes, error) {
@@ -1582,7 +1589,8 @@ func (c *Client) sendHeadStatus(ctx context.Context, params HeadStatusParams) (r
 
 // HeadStatusStream invokes headStatusStream operation.
 //
-// As GET, with the same headers and no body.
+// The status and headers that GET would answer, without the stream: the answer ends at once. Its
+// answers are documented apart from GET's, with no content, so that clients do not try to decode one.
 //
 // HEAD /api/v1/status/stream
 func (c *Client) HeadStatusStream(ctx context.Context) (HeadStatusStreamRes, error) {
@@ -2651,7 +2659,8 @@ func (c *Client) sendPreflightIncidents(ctx context.Context) (res PreflightIncid
 
 // PreflightIncidentsFeed invokes preflightIncidentsFeed operation.
 //
-// Answer a CORS preflight.
+// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
+// browser may use, and how long it may remember them. Never authenticated or rate limited.
 //
 // OPTIONS /api/v1/status/incidents.atom
 func (c *Client) PreflightIncidentsFeed(ctx context.Context) (PreflightIncidentsFeedRes, error) {
@@ -2974,7 +2983,8 @@ func (c *Client) sendPreflightStatus(ctx context.Context) (res PreflightStatusRe
 
 // PreflightStatusStream invokes preflightStatusStream operation.
 //
-// Answer a CORS preflight.
+// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
+// browser may use, and how long it may remember them. Never authenticated or rate limited.
 //
 // OPTIONS /api/v1/status/stream
 func (c *Client) PreflightStatusStream(ctx context.Context) (PreflightStatusStreamRes, error) {

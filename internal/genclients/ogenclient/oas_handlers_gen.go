@@ -1148,7 +1148,9 @@ func (s *Server) handleHeadIncidentsRequest(args [0]string, argsEscaped bool, w 
 
 // handleHeadIncidentsFeedRequest handles headIncidentsFeed operation.
 //
-// As GET, with the same headers and no body.
+// The status and headers that GET would answer, Content-Length and ETag included, without the body.
+// Its answers are documented apart from GET's, with no content, so that clients do not try to decode
+// one.
 //
 // HEAD /api/v1/status/incidents.atom
 func (s *Server) handleHeadIncidentsFeedRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -1752,7 +1754,8 @@ func (s *Server) handleHeadStatusRequest(args [0]string, argsEscaped bool, w htt
 
 // handleHeadStatusStreamRequest handles headStatusStream operation.
 //
-// As GET, with the same headers and no body.
+// The status and headers that GET would answer, without the stream: the answer ends at once. Its
+// answers are documented apart from GET's, with no content, so that clients do not try to decode one.
 //
 // HEAD /api/v1/status/stream
 func (s *Server) handleHeadStatusStreamRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -3145,7 +3148,8 @@ func (s *Server) handlePreflightIncidentsRequest(args [0]string, argsEscaped boo
 
 // handlePreflightIncidentsFeedRequest handles preflightIncidentsFeed operation.
 //
-// Answer a CORS preflight.
+// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
+// browser may use, and how long it may remember them. Never authenticated or rate limited.
 //
 // OPTIONS /api/v1/status/incidents.atom
 func (s *Server) handlePreflightIncidentsFeedRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -3644,7 +3648,8 @@ func (s *Server) handlePreflightStatusRequest(args [0]string, argsEscaped bool, 
 
 // handlePreflightStatusStreamRequest handles preflightStatusStream operation.
 //
-// Answer a CORS preflight.
+// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
+// browser may use, and how long it may remember them. Never authenticated or rate limited.
 //
 // OPTIONS /api/v1/status/stream
 func (s *Server) handlePreflightStatusStreamRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {

@@ -65,7 +65,9 @@ type Handler interface {
 	HeadIncidents(ctx context.Context, params HeadIncidentsParams) (HeadIncidentsRes, error)
 	// HeadIncidentsFeed implements headIncidentsFeed operation.
 	//
-	// As GET, with the same headers and no body.
+	// The status and headers that GET would answer, Content-Length and ETag included, without the body.
+	// Its answers are documented apart from GET's, with no content, so that clients do not try to decode
+	// one.
 	//
 	// HEAD /api/v1/status/incidents.atom
 	HeadIncidentsFeed(ctx context.Context) (HeadIncidentsFeedRes, error)
@@ -95,7 +97,8 @@ type Handler interface {
 	HeadStatus(ctx context.Context, params HeadStatusParams) (HeadStatusRes, error)
 	// HeadStatusStream implements headStatusStream operation.
 	//
-	// As GET, with the same headers and no body.
+	// The status and headers that GET would answer, without the stream: the answer ends at once. Its
+	// answers are documented apart from GET's, with no content, so that clients do not try to decode one.
 	//
 	// HEAD /api/v1/status/stream
 	HeadStatusStream(ctx context.Context) (HeadStatusStreamRes, error)
@@ -168,7 +171,8 @@ type Handler interface {
 	PreflightIncidents(ctx context.Context) (PreflightIncidentsRes, error)
 	// PreflightIncidentsFeed implements preflightIncidentsFeed operation.
 	//
-	// Answer a CORS preflight.
+	// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
+	// browser may use, and how long it may remember them. Never authenticated or rate limited.
 	//
 	// OPTIONS /api/v1/status/incidents.atom
 	PreflightIncidentsFeed(ctx context.Context) (PreflightIncidentsFeedRes, error)
@@ -195,7 +199,8 @@ type Handler interface {
 	PreflightStatus(ctx context.Context) (PreflightStatusRes, error)
 	// PreflightStatusStream implements preflightStatusStream operation.
 	//
-	// Answer a CORS preflight.
+	// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
+	// browser may use, and how long it may remember them. Never authenticated or rate limited.
 	//
 	// OPTIONS /api/v1/status/stream
 	PreflightStatusStream(ctx context.Context) (PreflightStatusStreamRes, error)

@@ -91,7 +91,9 @@ func (UnimplementedHandler) HeadIncidents(ctx context.Context, params HeadIncide
 
 // HeadIncidentsFeed implements headIncidentsFeed operation.
 //
-// As GET, with the same headers and no body.
+// The status and headers that GET would answer, Content-Length and ETag included, without the body.
+// Its answers are documented apart from GET's, with no content, so that clients do not try to decode
+// one.
 //
 // HEAD /api/v1/status/incidents.atom
 func (UnimplementedHandler) HeadIncidentsFeed(ctx context.Context) (r HeadIncidentsFeedRes, _ error) {
@@ -133,7 +135,8 @@ func (UnimplementedHandler) HeadStatus(ctx context.Context, params HeadStatusPar
 
 // HeadStatusStream implements headStatusStream operation.
 //
-// As GET, with the same headers and no body.
+// The status and headers that GET would answer, without the stream: the answer ends at once. Its
+// answers are documented apart from GET's, with no content, so that clients do not try to decode one.
 //
 // HEAD /api/v1/status/stream
 func (UnimplementedHandler) HeadStatusStream(ctx context.Context) (r HeadStatusStreamRes, _ error) {
@@ -233,7 +236,8 @@ func (UnimplementedHandler) PreflightIncidents(ctx context.Context) (r Preflight
 
 // PreflightIncidentsFeed implements preflightIncidentsFeed operation.
 //
-// Answer a CORS preflight.
+// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
+// browser may use, and how long it may remember them. Never authenticated or rate limited.
 //
 // OPTIONS /api/v1/status/incidents.atom
 func (UnimplementedHandler) PreflightIncidentsFeed(ctx context.Context) (r PreflightIncidentsFeedRes, _ error) {
@@ -272,7 +276,8 @@ func (UnimplementedHandler) PreflightStatus(ctx context.Context) (r PreflightSta
 
 // PreflightStatusStream implements preflightStatusStream operation.
 //
-// Answer a CORS preflight.
+// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
+// browser may use, and how long it may remember them. Never authenticated or rate limited.
 //
 // OPTIONS /api/v1/status/stream
 func (UnimplementedHandler) PreflightStatusStream(ctx context.Context) (r PreflightStatusStreamRes, _ error) {
