@@ -27,7 +27,7 @@ import (
 // logs a request as it answers it) to the first page of
 // /api/v1/assets?region=IAD1 that lists it, polled every 5 ms. Both
 // followers and serve run as `cdnapi follow` and `cdnapi serve` do, in this
-// process; serve's page cache keeps EDGE_PAGE_CACHE_TTL (its default, 1s,
+// process; serve's page cache keeps EDGE_PAGE_CACHE_TTL (its default, 250ms,
 // unless set).
 //
 //	go test -run '^$' -bench EdgeLag -benchtime 1x ./cmd/cdnapi/
@@ -66,7 +66,7 @@ func benchEdgeLag(b *testing.B, dsnFor func(t testing.TB) string) {
 	followInProcess(t, "--db", db, iad.LogPath())
 	ttl := os.Getenv("EDGE_PAGE_CACHE_TTL")
 	if ttl == "" {
-		ttl = "1s"
+		ttl = "250ms" // serve's default
 	}
 	srv := startServe(t, nil, "--db", db, "--page-cache-ttl", ttl)
 
