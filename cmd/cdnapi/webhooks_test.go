@@ -382,7 +382,10 @@ func TestHangingWebhook(t *testing.T) {
 	addHook(t, hanging, db)
 	addHook(t, fine, db)
 	hanging.set(0, true)
-	s := startServe(t, nil, append([]string{"--db", db}, webhookServeFlags...)...)
+	// A timeout longer than the working receiver needs: a delivery that
+	// waited for the hanging receiver's attempts would take at least this.
+	const timeout = 5 * time.Second
+	s := startServe(t, nil, append(append([]string{"--db", db}, webhookServeFlags...), "--webhook-timeout", timeout.String())...)
 	measure := func() (p50, most time.Duration) {
 		var took []time.Duration
 		for range 200 {
@@ -412,7 +415,11 @@ func TestHangingWebhook(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	t.Logf("%d events reached the working receiver in %v while the other hangs", len(demo.Regions()), time.Since(began).Round(time.Millisecond))
+	took := time.Since(began)
+	t.Logf("%d events reached the working receiver in %v while the other hangs", len(demo.Regions()), took.Round(time.Millisecond))
+	if took >= timeout {
+		t.Errorf("the working receiver got its events after %v, not before the hanging receiver's first timeout (%v)", took, timeout)
+	}
 	during50, duringMax := measure()
 	_, _, hung, _ := hanging.snapshot()
 	t.Logf("GET /api/v1/status, 200 each: p50 %v max %v with no deliveries; p50 %v max %v while %d requests to a hanging receiver were open",

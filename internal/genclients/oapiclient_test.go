@@ -2,6 +2,7 @@ package genclients
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -56,11 +57,40 @@ func ptr[T any](v T) *T { return &v }
 // must decode into the generated types with every field filled in.
 func TestGeneratedClients(t *testing.T) {
 	s := startServer(t)
-	t.Run("oapi-codegen", func(t *testing.T) { oapiCodegenCalls(t, s) })
-	t.Run("ogen", func(t *testing.T) { ogenCalls(t, s) })
+	t.Run("oapi-codegen", func(t *testing.T) {
+		c := newCalls()
+		oapiCodegenCalls(t, s, c.client())
+		c.checkEveryOperation(t, s, "oapi-codegen")
+	})
+	t.Run("ogen", func(t *testing.T) {
+		c := newCalls()
+		ogenCalls(t, s, c.client())
+		c.checkEveryOperation(t, s, "ogen")
+	})
 }
 
-func oapiCodegenCalls(t *testing.T, s *server) {
+// statusEvent returns the ID and the data of the first event of a status
+// stream's body, and fails t unless it is an event "status".
+func statusEvent(t *testing.T, call string, body []byte) (id string, data []byte) {
+	t.Helper()
+	var event string
+	for line := range strings.SplitSeq(string(body), "\n") {
+		switch k, v, _ := strings.Cut(line, ": "); k {
+		case "id":
+			id = v
+		case "event":
+			event = v
+		case "data":
+			data = []byte(v)
+		}
+	}
+	if event != "status" || id == "" || len(data) == 0 {
+		t.Errorf("%s: the first event is %q", call, body)
+	}
+	return id, data
+}
+
+func oapiCodegenCalls(t *testing.T, s *server, hc *http.Client) {
 	ctx := context.Background()
 	bearer := func(key string) oapiclient.ClientOption {
 		return oapiclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
@@ -71,7 +101,7 @@ func oapiCodegenCalls(t *testing.T, s *server) {
 		})
 	}
 	newClient := func(base, key string) *oapiclient.ClientWithResponses {
-		c, err := oapiclient.NewClientWithResponses(base, bearer(key))
+		c, err := oapiclient.NewClientWithResponses(base, bearer(key), oapiclient.WithHTTPClient(hc))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,6 +187,17 @@ func oapiCodegenCalls(t *testing.T, s *server) {
 	if headStream.Headers200 == nil || len(headStream.Body) != 0 {
 		t.Errorf("HeadStatusStream: %d", headStream.StatusCode())
 	}
+	// The stream's first event, which the transport ends the body after.
+	stream, err := api.StreamStatusWithResponse(ctx, nil)
+	must(err)
+	if stream.StatusCode() != http.StatusOK {
+		t.Errorf("StreamStatus: %d %s", stream.StatusCode(), stream.Body)
+	} else if _, data := statusEvent(t, "StreamStatus", stream.Body); len(data) > 0 {
+		var doc oapiclient.StatusDocument
+		if err := json.Unmarshal(data, &doc); err != nil || len(doc.Components) != 4 || doc.UpdatedAt.IsZero() {
+			t.Errorf("StreamStatus: the event's data decodes as %+v (%v)", doc, err)
+		}
+	}
 	uptime, err := api.GetUptimeWithResponse(ctx, nil)
 	must(err)
 	if uptime.JSON200 == nil || len(uptime.JSON200.Components) != 4 {
@@ -190,7 +231,15 @@ func oapiCodegenCalls(t *testing.T, s *server) {
 			r, err := api.PreflightIncidentsWithResponse(ctx)
 			return code(r, err)
 		},
-		"PreflightUptime":  func() (int, error) { r, err := api.PreflightUptimeWithResponse(ctx); return code(r, err) },
+		"PreflightUptime": func() (int, error) { r, err := api.PreflightUptimeWithResponse(ctx); return code(r, err) },
+		"PreflightIncidentsFeed": func() (int, error) {
+			r, err := api.PreflightIncidentsFeedWithResponse(ctx)
+			return code(r, err)
+		},
+		"PreflightStatusStream": func() (int, error) {
+			r, err := api.PreflightStatusStreamWithResponse(ctx)
+			return code(r, err)
+		},
 		"PreflightRegions": func() (int, error) { r, err := edge.PreflightRegionsWithResponse(ctx); return code(r, err) },
 		"PreflightAssets":  func() (int, error) { r, err := edge.PreflightAssetsWithResponse(ctx); return code(r, err) },
 	} {

@@ -2,7 +2,10 @@ package genclients
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,7 +25,7 @@ func (k bearer) BearerAuth(context.Context, ogenclient.OperationName) (ogenclien
 	return ogenclient.BearerAuth{Token: string(k)}, nil
 }
 
-func ogenCalls(t *testing.T, s *server) {
+func ogenCalls(t *testing.T, s *server, hc *http.Client) {
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -30,7 +33,7 @@ func ogenCalls(t *testing.T, s *server) {
 		}
 	}
 	newClient := func(key string) *ogenclient.Client {
-		c, err := ogenclient.NewClient(s.api, bearer(key))
+		c, err := ogenclient.NewClient(s.api, bearer(key), ogenclient.WithClient(hc))
 		must(err)
 		return c
 	}
@@ -105,6 +108,37 @@ func ogenCalls(t *testing.T, s *server) {
 	if _, ok := headUp.(*ogenclient.UptimeHead); !ok {
 		t.Errorf("HeadUptime: %T", headUp)
 	}
+	// The Atom feed, and the status stream's first event, which the
+	// transport ends the body after.
+	feedRes, err := c.GetIncidentsFeed(api)
+	must(err)
+	if feed, ok := feedRes.(*ogenclient.IncidentsFeedHeaders); !ok {
+		t.Errorf("GetIncidentsFeed: %T", feedRes)
+	} else if b, err := io.ReadAll(feed.Response); err != nil || !strings.HasPrefix(string(b), "<?xml") || feed.ETag == "" {
+		t.Errorf("GetIncidentsFeed: ETag %q, %.100s (%v)", feed.ETag, b, err)
+	}
+	headFeed, err := c.HeadIncidentsFeed(api)
+	must(err)
+	if _, ok := headFeed.(*ogenclient.IncidentsFeedHead); !ok {
+		t.Errorf("HeadIncidentsFeed: %T", headFeed)
+	}
+	headStream, err := c.HeadStatusStream(api)
+	must(err)
+	if _, ok := headStream.(*ogenclient.StatusStreamHead); !ok {
+		t.Errorf("HeadStatusStream: %T", headStream)
+	}
+	streamRes, err := c.StreamStatus(api, ogenclient.StreamStatusParams{})
+	must(err)
+	if stream, ok := streamRes.(*ogenclient.StatusStreamHeaders); !ok {
+		t.Errorf("StreamStatus: %T", streamRes)
+	} else if b, err := io.ReadAll(stream.Response); err != nil {
+		t.Errorf("StreamStatus: %v", err)
+	} else if _, data := statusEvent(t, "StreamStatus", b); len(data) > 0 {
+		var doc ogenclient.StatusDocument
+		if err := doc.UnmarshalJSON(data); err != nil || len(doc.Components) != 4 || time.Time(doc.UpdatedAt).IsZero() {
+			t.Errorf("StreamStatus: the event's data decodes as %+v (%v)", doc, err)
+		}
+	}
 	for name, ctx := range map[string]context.Context{"API": api, "edge": edge} {
 		docRes, err := c.GetOpenAPIDocument(ctx, ogenclient.GetOpenAPIDocumentParams{})
 		must(err)
@@ -122,11 +156,13 @@ func ogenCalls(t *testing.T, s *server) {
 		}
 	}
 	for name, call := range map[string]func() (any, error){
-		"PreflightStatus":    func() (any, error) { return c.PreflightStatus(api) },
-		"PreflightIncidents": func() (any, error) { return c.PreflightIncidents(api) },
-		"PreflightUptime":    func() (any, error) { return c.PreflightUptime(api) },
-		"PreflightRegions":   func() (any, error) { return c.PreflightRegions(edge) },
-		"PreflightAssets":    func() (any, error) { return c.PreflightAssets(edge) },
+		"PreflightStatus":        func() (any, error) { return c.PreflightStatus(api) },
+		"PreflightIncidents":     func() (any, error) { return c.PreflightIncidents(api) },
+		"PreflightUptime":        func() (any, error) { return c.PreflightUptime(api) },
+		"PreflightIncidentsFeed": func() (any, error) { return c.PreflightIncidentsFeed(api) },
+		"PreflightStatusStream":  func() (any, error) { return c.PreflightStatusStream(api) },
+		"PreflightRegions":       func() (any, error) { return c.PreflightRegions(edge) },
+		"PreflightAssets":        func() (any, error) { return c.PreflightAssets(edge) },
 	} {
 		if got, err := call(); err != nil {
 			t.Errorf("%s: %v", name, err)

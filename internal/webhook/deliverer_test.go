@@ -308,16 +308,21 @@ func TestHangingReceiver(t *testing.T) {
 	}
 	cfg := testConfig()
 	cfg.Concurrency = 2
-	cfg.Timeout = time.Second
+	cfg.Timeout = 3 * time.Second
 	began := time.Now()
 	start(t, s, cfg)
 	waitFor(t, "every event at the working receiver", 5*time.Second, func() bool { a, _, _, _ := fine.snapshot(); return len(a) == events })
 	took := time.Since(began)
 	t.Logf("%d events delivered to the working receiver in %v while the other hangs", events, took)
-	// Before the first attempts time out, the hanging receiver holds
-	// exactly what it was allowed. (After, a timed-out request's handler
-	// notices the closed connection a little after its successor comes.)
-	if m := most.Load(); took < cfg.Timeout && (m > int32(cfg.Concurrency) || m == 0) {
+	// The working receiver waited for none of the hanging one's attempts:
+	// every event reached it before the first of those timed out.
+	if took >= cfg.Timeout {
+		t.Fatalf("the working receiver got its events after %v, not before the hanging receiver's timeout (%v)", took, cfg.Timeout)
+	}
+	// Meanwhile the hanging receiver held exactly what it was allowed.
+	// (After a timeout, a timed-out request's handler notices the closed
+	// connection a little after its successor comes.)
+	if m := most.Load(); m > int32(cfg.Concurrency) || m == 0 {
 		t.Errorf("the hanging receiver had %d requests open at once, want 1 to %d", m, cfg.Concurrency)
 	}
 	time.Sleep(cfg.Timeout + 200*time.Millisecond) // the hanging ones time out and are retried
@@ -333,6 +338,46 @@ func TestHangingReceiver(t *testing.T) {
 	}
 	if timeouts == 0 {
 		t.Error("no attempt to the hanging receiver timed out")
+	}
+}
+
+// TestGivesUpAfterRetryFor: a receiver that always answers 500 is retried
+// until RetryFor has passed since the event, then the delivery is given up:
+// logged and counted as gave_up, no longer pending, and not sent again.
+func TestGivesUpAfterRetryFor(t *testing.T) {
+	s := openStore(t)
+	r := newReceiver(t, func(int) int { return 500 })
+	w := subscribe(t, s, r)
+	incident(t, s, "API", cdnapi.StatusMajorOutage)
+	m := NewMetrics(prometheus.NewRegistry())
+	cfg := testConfig()
+	cfg.Metrics = m
+	cfg.RetryFor = 500 * time.Millisecond
+	start(t, s, cfg)
+	waitFor(t, "delivery given up", 10*time.Second, func() bool {
+		return testutil.ToFloat64(m.attempts.WithLabelValues(string(cdnapi.DeliveryGaveUp))) == 1
+	})
+	_, _, _, requests := r.snapshot()
+	time.Sleep(10 * cfg.RetryMax) // a retry would come now
+	if _, _, _, after := r.snapshot(); after != requests {
+		t.Errorf("%d more requests after the delivery was given up", after-requests)
+	}
+	attempts, err := s.DeliveryAttempts(t.Context(), w.ID, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Newest first: the last attempt gave up, every one before it failed
+	// and was retried.
+	if len(attempts) != requests || len(attempts) < 3 || attempts[0].Result != cdnapi.DeliveryGaveUp || attempts[0].StatusCode != 500 {
+		t.Fatalf("%d requests, attempts %+v; want at least 3, the last one gave_up", requests, attempts)
+	}
+	for _, a := range attempts[1:] {
+		if a.Result != cdnapi.DeliveryFailed {
+			t.Errorf("attempt %d: %s, want failed", a.Attempt, a.Result)
+		}
+	}
+	if st, err := s.OutboxStats(t.Context()); err != nil || st.Pending != 0 {
+		t.Errorf("outbox %+v (%v), want nothing pending", st, err)
 	}
 }
 

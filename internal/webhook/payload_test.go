@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -33,12 +34,21 @@ func TestBodyMatchesOpenAPI(t *testing.T) {
 	resolved := inc
 	resolved.ResolvedAt, resolved.Message = at.Add(time.Minute), "Disks replaced."
 	region := cdnapi.Region{Code: "FRA1", Name: "Frankfurt", Zone: "eu-central", Country: "DE", Status: cdnapi.StatusPartialOutage}
+	updated := inc
+	updated.Message = "Failing over to the standby."
 	id := "evt_5f0c1a9e2b7d4c3e8a6f1b2c3d4e5f60"
-	for _, e := range []cdnapi.Event{
+	events := []cdnapi.Event{
 		{ID: id, Type: cdnapi.EventIncidentOpened, At: at, Incident: &inc},
+		{ID: id, Type: cdnapi.EventIncidentUpdated, At: at, Incident: &updated},
 		{ID: id, Type: cdnapi.EventIncidentResolved, At: at, Incident: &resolved},
 		{ID: id, Type: cdnapi.EventRegionChanged, At: at, Region: &region},
-	} {
+	}
+	for _, typ := range cdnapi.EventTypes {
+		if !slices.ContainsFunc(events, func(e cdnapi.Event) bool { return e.Type == typ }) {
+			t.Errorf("no %s event is checked", typ)
+		}
+	}
+	for _, e := range events {
 		var v any
 		if err := json.Unmarshal(Body(e), &v); err != nil {
 			t.Fatal(err)
