@@ -125,7 +125,13 @@ func TestEdgeRequestsListed(t *testing.T) {
 			}
 			start := time.Now()
 			got := waitForAssets(t, srv.edge+"/api/v1/assets?region=FRA1&limit=100", ids)
-			t.Logf("both requests listed %v after the second answer", time.Since(start).Round(time.Millisecond))
+			took := time.Since(start)
+			t.Logf("both requests listed %v after the second answer", took.Round(time.Millisecond))
+			// The bound: listed within 2 s (a batch interval of
+			// 200ms and a page cache of 250ms leave most of it to spare).
+			if took > 2*time.Second {
+				t.Errorf("the requests were listed %v after the second answer, want within 2s", took.Round(time.Millisecond))
+			}
 			for i, want := range []cdnapi.CacheStatus{cdnapi.CacheMiss, cdnapi.CacheHit} {
 				a := got["ast_"+ids[i]]
 				if a.CacheStatus != string(want) || a.Path != "/f/1.bin" || a.Bytes != sizes["/f/1.bin"] || a.Region != "FRA1" {
