@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/origin"
 	"github.com/cdnapi/cdnapi/internal/pgtest"
 )
 
@@ -168,5 +169,42 @@ func TestOriginCommand(t *testing.T) {
 	}
 	if n := len(originFiles(t, db, "site")); n != 3 {
 		t.Errorf("after the refusals the list holds %d files, want 3", n)
+	}
+}
+
+// The live line of origin sync: files found and hashed, bytes and MB/s,
+// then, once the walk is done, the share hashed and an ETA; a warning
+// clears it first. Elsewhere than on a terminal only the summary shows.
+func TestOriginProgressLine(t *testing.T) {
+	var p origin.Progress
+	p.Files.Store(2500)
+	p.Hashed.Store(1200)
+	p.HashedBytes.Store(200_000_000)
+	var out bytes.Buffer
+	start := time.Now()
+	op := &originProgress{w: &out, p: &p, start: start}
+	op.draw(start.Add(2 * time.Second))
+	if want := "\r\033[K2,500 files  1,200 hashed  200 MB  100 MB/s"; out.String() != want {
+		t.Errorf("during the walk drew %q, want %q", out.String(), want)
+	}
+	out.Reset()
+	p.WalkDone.Store(true)
+	p.QueuedBytes.Store(800_000_000)
+	op.draw(start.Add(2 * time.Second))
+	if want := "\r\033[K2,500 files  1,200 hashed  200 MB  100 MB/s   25%  ETA 6s"; out.String() != want {
+		t.Errorf("after the walk drew %q, want %q", out.String(), want)
+	}
+	out.Reset()
+	op.println("skipped bad\\xffname: not UTF-8")
+	if want := "\r\033[Kskipped bad\\xffname: not UTF-8\n"; out.String() != want {
+		t.Errorf("println wrote %q, want %q (the live line cleared first)", out.String(), want)
+	}
+
+	out.Reset()
+	quiet := startOriginProgress(&out, &p) // not a terminal
+	time.Sleep(3 * progressInterval)
+	quiet.finish("synced 2,500 files")
+	if out.String() != "synced 2,500 files\n" {
+		t.Errorf("off a terminal it wrote %q, want the summary alone", out.String())
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -157,9 +156,8 @@ func TestOriginAndEdges(t *testing.T) {
 }
 
 // TestUp brings the whole CDN up on free ports and follows two requests of
-// an edge into serve's assets list. It needs `cdnapi follow` and serve's
-// --region-probe, which are written apart from this package: until both are
-// in this checkout it skips, saying which one is missing.
+// an edge into serve's assets list, and the origin's files into the files
+// list.
 func TestUp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds cdnapi and starts 8 processes")
@@ -172,11 +170,6 @@ func TestUp(t *testing.T) {
 	defer cancel()
 	c, err := Up(ctx, Options{Repo: repo(t), StatePath: state, Addrs: a, Log: &log})
 	if err != nil {
-		for _, missing := range []string{`unknown command "follow"`, "-region-probe"} {
-			if strings.Contains(err.Error(), missing) {
-				t.Skipf("this cdnapi lacks %s: %v", missing, err)
-			}
-		}
 		t.Fatalf("Up: %v\n%s", err, log.String())
 	}
 	t.Cleanup(func() {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -246,9 +247,19 @@ func TestLargeFile(t *testing.T) {
 		}
 		sums <- m
 	}()
+	// Hashing streams: what the sync allocates, in all, is a small part
+	// of the 1 GiB it reads (reading the file whole would allocate it all).
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	res := sync1(t, st, root)
+	runtime.ReadMemStats(&after)
 	if res.HashedBytes != 1<<30+8+5 || res.Put != 2 {
 		t.Errorf("result %+v; want 2 files and 1 GiB + 13 bytes hashed", res)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 64<<20 {
+		t.Errorf("the sync of a 1 GiB file allocated %d MiB; want it to stream through a small buffer", alloc>>20)
+	} else {
+		t.Logf("the sync of a 1 GiB file allocated %d KiB", alloc>>10)
 	}
 	want := <-sums
 	checkListed(t, st, root, want)
@@ -286,6 +297,72 @@ func TestSettle(t *testing.T) {
 		t.Errorf("result %+v; want both files written, none pending", res)
 	}
 	checkListed(t, st, root, sha256sum(t, root, "old.txt", "growing.log"))
+}
+
+// TestSettleGivesUp: a file that is still being written 10 s on is left as
+// the list had it, counted as pending and said; the sync does not wait for
+// it longer.
+func TestSettleGivesUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits 10s for a file that keeps changing")
+	}
+	st := teststore.SQLite(t)
+	root := t.TempDir()
+	writeFile(t, root, "growing.log", "first\n")
+	sync1(t, st, root)
+	old := listed(t, st)["growing.log"]
+
+	f, err := os.OpenFile(filepath.Join(root, "growing.log"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("more\n") // it changes from now on
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		defer f.Close()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+				f.WriteString("more\n")
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+
+	var mu sync.Mutex
+	var warnings []string
+	s, err := origin.New(st, root, origin.Options{Project: project, Warn: func(m string) {
+		mu.Lock()
+		defer mu.Unlock()
+		warnings = append(warnings, m)
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	res, err := s.Sync(context.Background())
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took < 9*time.Second || took > 15*time.Second {
+		t.Errorf("the sync took %s; want it to give up about 10s on", took)
+	}
+	if res.Pending != 1 || res.Put != 0 {
+		t.Errorf("result %+v; want the file pending and nothing written", res)
+	}
+	if got := listed(t, st)["growing.log"]; got != old {
+		t.Errorf("growing.log is listed as %+v; want it left as %+v", got, old)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(warnings) != 1 || !strings.Contains(warnings[0], `"growing.log" is still being written: left as the list had it`) {
+		t.Errorf("warnings %q; want one saying growing.log is left as it was", warnings)
+	}
 }
 
 // TestFollow: with Follow running, a file created, replaced by rename,

@@ -1,0 +1,49 @@
+package follow_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/cdnapi/cdnapi/internal/follow"
+	"github.com/cdnapi/cdnapi/internal/teststore"
+)
+
+// TestBatchLinesBound: a follower behind by 1,050 lines commits them in
+// batches of at most --batch-lines (100 here): at least 11 commits, each
+// line once.
+func TestBatchLinesBound(t *testing.T) {
+	st := newStore(t, teststore.Engines[0])
+	e := newEdge(t, t.TempDir())
+	e.log(1050)
+	reg := prometheus.NewRegistry()
+	cfg := fastConfig(e.path)
+	cfg.BatchLines = 100
+	cfg.BatchInterval = time.Hour // only the line bound cuts a batch
+	cfg.StopAtEnd = true
+	cfg.Metrics = follow.NewMetrics(reg)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := follow.Run(ctx, st, cfg); err != nil {
+		t.Fatal(err)
+	}
+	checkExactlyOnce(t, assetIDs(t, st), 1050)
+	n, err := testutil.GatherAndCount(reg, "cdnapi_follow_batches_total")
+	if err != nil || n != 1 {
+		t.Fatalf("cdnapi_follow_batches_total: %d series, %v", n, err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "cdnapi_follow_batches_total" {
+			if got := mf.GetMetric()[0].GetCounter().GetValue(); got < 11 {
+				t.Errorf("%v batches for 1,050 lines at --batch-lines 100; want at least 11", got)
+			}
+		}
+	}
+}
