@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,8 +19,7 @@ import (
 	"github.com/cdnapi/cdnapi/internal/health"
 	"github.com/cdnapi/cdnapi/internal/httpapi"
 	"github.com/cdnapi/cdnapi/internal/pgtest"
-	"github.com/cdnapi/cdnapi/internal/postgres"
-	"github.com/cdnapi/cdnapi/internal/sqlite"
+	"github.com/cdnapi/cdnapi/internal/teststore"
 )
 
 func TestMain(m *testing.M) {
@@ -35,35 +33,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// engine opens the same database again and again, so that a test can close
-// the store under a running server and open it again.
-type engine struct {
-	name string
-	// database returns the address of a fresh, empty database for t.
-	database func(t testing.TB) string
-	open     func(ctx context.Context, where string) (cdnapi.Store, error)
-}
+// engine opens the same database again and again (Database, then OpenAt),
+// so that a test can close the store under a running server and open it
+// again.
+type engine = teststore.Engine
 
-var engines = []engine{
-	{"sqlite",
-		func(t testing.TB) string { return filepath.Join(t.TempDir(), "cdnapi.db") },
-		func(ctx context.Context, path string) (cdnapi.Store, error) {
-			s, err := sqlite.Open(ctx, path, sqlite.Options{})
-			if err == nil {
-				err = s.Migrate(ctx)
-			}
-			return s, err
-		}},
-	{"postgres",
-		func(t testing.TB) string { return pgtest.NewSchema(t) },
-		func(ctx context.Context, dsn string) (cdnapi.Store, error) {
-			s, err := postgres.Open(ctx, dsn, postgres.Options{})
-			if err == nil {
-				err = s.Migrate(ctx)
-			}
-			return s, err
-		}},
-}
+var engines = teststore.Engines
 
 // server is the real API and edge handlers over a real store, each on a
 // loopback listener. Every answer is checked against the OpenAPI document
@@ -84,12 +59,12 @@ type server struct {
 func startServer(t testing.TB, e engine, tweak func(*httpapi.Config)) *server {
 	t.Helper()
 	ctx := context.Background()
-	where := e.database(t)
-	st, err := e.open(ctx, where)
+	where := e.Database(t)
+	st, err := e.OpenAt(ctx, where)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &server{store: &stoppableStore{cur: st, reopen: func() (cdnapi.Store, error) { return e.open(ctx, where) }},
+	s := &server{store: &stoppableStore{cur: st, reopen: func() (cdnapi.Store, error) { return e.OpenAt(ctx, where) }},
 		v: apitest.NewValidator(t)}
 	t.Cleanup(func() { s.store.current().Close() })
 
@@ -238,7 +213,7 @@ func (s *stoppableStore) Ping(ctx context.Context) error { return s.current().Pi
 // forEngine runs test once per engine, in parallel.
 func forEngine(t *testing.T, test func(t *testing.T, e engine)) {
 	for _, e := range engines {
-		t.Run(e.name, func(t *testing.T) {
+		t.Run(e.Name, func(t *testing.T) {
 			t.Parallel()
 			test(t, e)
 		})

@@ -16,9 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/cdnapi/cdnapi"
-	"github.com/cdnapi/cdnapi/api"
 	"github.com/cdnapi/cdnapi/internal/demo"
-	"github.com/cdnapi/cdnapi/internal/health"
 	"github.com/cdnapi/cdnapi/internal/pgtest"
 	"github.com/cdnapi/cdnapi/internal/postgres"
 	"github.com/cdnapi/cdnapi/internal/sqlite"
@@ -156,16 +154,8 @@ func engineAPI(b *testing.B, db *engineDB) (http.Handler, *cdnapi.CursorCodec) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { store.Close() })
-	secret, err := store.CursorSecret(ctx)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cursors, err := cdnapi.NewCursorCodec(secret)
-	if err != nil {
-		b.Fatal(err)
-	}
-	h := NewAPI(Config{Store: store, Cursors: cursors, Status: health.New(store, health.Config{}), OpenAPI: api.JSON()})
-	return h, cursors
+	cfg := storeConfig(b, store)
+	return NewAPI(cfg), cfg.Cursors
 }
 
 // seedEngine writes benchFiles files into st: the same files on every

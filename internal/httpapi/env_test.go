@@ -97,23 +97,9 @@ func newEnv(t testing.TB, tweak func(*Config)) *env {
 	storetest.SortFiles(e.otherFiles)
 	storetest.SortAssets(e.assets)
 
-	secret, err := store.CursorSecret(ctx)
-	must(t, err)
-	if e.cursors, err = cdnapi.NewCursorCodec(secret); err != nil {
-		t.Fatal(err)
-	}
-	e.status = health.New(store, health.Config{Region: "Test Region"})
-	e.status.Evaluate(ctx)
-
-	cfg := Config{
-		Store:   store,
-		Cursors: e.cursors,
-		Status:  e.status,
-		History: store,
-		Logger:  e.logger,
-		Metrics: e.metrics,
-		OpenAPI: api.JSON(),
-	}
+	cfg := storeConfig(t, store)
+	cfg.History, cfg.Logger, cfg.Metrics = store, e.logger, e.metrics
+	e.cursors, e.status = cfg.Cursors, cfg.Status.(*health.Evaluator)
 	if tweak != nil {
 		tweak(&cfg)
 	}
@@ -126,6 +112,20 @@ func newEnv(t testing.TB, tweak func(*Config)) *env {
 	e.client = &http.Client{Transport: &http.Transport{DisableCompression: true}}
 	t.Cleanup(e.client.CloseIdleConnections)
 	return e
+}
+
+// storeConfig returns the Config of the public handlers over st, wired as
+// serve wires them by default: the cursors signed with the store's secret,
+// and the status evaluated once. Each test adds what it tests.
+func storeConfig(tb testing.TB, st cdnapi.Store) Config {
+	tb.Helper()
+	secret, err := st.CursorSecret(tb.Context())
+	must(tb, err)
+	cursors, err := cdnapi.NewCursorCodec(secret)
+	must(tb, err)
+	status := health.New(st, health.Config{Region: "Test Region"})
+	status.Evaluate(tb.Context())
+	return Config{Store: st, Cursors: cursors, Status: status, OpenAPI: api.JSON()}
 }
 
 func must(t testing.TB, err error) {

@@ -13,10 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/cdnapi/cdnapi"
-	"github.com/cdnapi/cdnapi/api"
 	"github.com/cdnapi/cdnapi/internal/auth"
-	"github.com/cdnapi/cdnapi/internal/health"
 	"github.com/cdnapi/cdnapi/internal/ratelimit"
 	"github.com/cdnapi/cdnapi/internal/redistest"
 	"github.com/cdnapi/cdnapi/internal/storetest"
@@ -42,10 +39,6 @@ func BenchmarkGuard(b *testing.B) {
 	st := teststore.SQLite(b)
 	ctx := context.Background()
 	must(b, storetest.Writer(st).PutFiles(ctx, storetest.Files(100, DefaultProject, 1)))
-	secret, err := st.CursorSecret(ctx)
-	must(b, err)
-	cursors, err := cdnapi.NewCursorCodec(secret)
-	must(b, err)
 	key, rec := auth.NewKey(DefaultProject, "bench", time.Now(), time.Time{})
 	must(b, st.CreateKey(ctx, rec))
 	verifier := auth.New(st, auth.Config{})
@@ -55,8 +48,9 @@ func BenchmarkGuard(b *testing.B) {
 	policy := ratelimit.Policy{Rate: 1_000_000, Burst: 1000}
 
 	handler := func(guard func(string, http.Handler) http.Handler) http.Handler {
-		return NewAPI(Config{Store: st, Cursors: cursors, Status: health.New(st, health.Config{}),
-			OpenAPI: api.JSON(), PageCacheTTL: time.Hour, Guard: guard})
+		cfg := storeConfig(b, st)
+		cfg.PageCacheTTL, cfg.Guard = time.Hour, guard
+		return NewAPI(cfg)
 	}
 	run := func(b *testing.B, h http.Handler, header string) {
 		req := httptest.NewRequest(http.MethodGet, "/api/v1/files?limit=20", nil)

@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/cdnapi/cdnapi"
-	"github.com/cdnapi/cdnapi/api"
-	"github.com/cdnapi/cdnapi/internal/health"
 	"github.com/cdnapi/cdnapi/internal/logbuf"
 	"github.com/cdnapi/cdnapi/internal/storetest"
 )
@@ -173,7 +171,7 @@ func TestPageCacheExpires(t *testing.T) {
 // static file.
 func BenchmarkHotPage(b *testing.B) {
 	e := newEnv(b, nil)
-	cfg := Config{Store: e.store, Cursors: e.cursors, Status: health.New(e.store, health.Config{}), OpenAPI: api.JSON()}
+	cfg := storeConfig(b, e.store)
 	uncached := NewAPI(cfg)
 	cfg.PageCacheTTL = time.Hour
 	cached := NewAPI(cfg)

@@ -30,8 +30,9 @@ func newPublicCache(cfg Config, listener string) *pageCache {
 
 // cachedRender serves render's answers through cache, keyed by name and,
 // when byQuery, the request's query as the client spelled it: these routes
-// take no parameters or only limit and cursor, and a spelling that is not
-// canonical costs a render, no more. A page that ignores its query (the
+// take no parameters, and a spelling that is not canonical ("?&") costs a
+// render, no more. (The incidents list, which takes limit and cursor, is
+// keyed by its parsed query, as the other lists are.) A page that ignores its query (the
 // status page: people's links carry all sorts) is one entry whatever the
 // query. live, when set, is part of the key: what the answer shows from
 // memory, which must show at once when it changes, not a TTL later.

@@ -187,53 +187,66 @@ func parseRegionValue(s string) (string, error) {
 var errRegion = cdnapi.Errorf(cdnapi.CodeParameterInvalid, "region",
 	"region must be a region code of three upper-case letters and a digit, such as FRA1")
 
-// parseFilesQuery reads the query string of GET /api/v1/files for the
-// current project: limit and cursor, the cursor bound to the files list and
-// to project. Every error is a *cdnapi.Error with a 400 code.
-func parseFilesQuery(raw string, cursors *cdnapi.CursorCodec, project string) (cdnapi.FileQuery, error) {
-	fq := cdnapi.FileQuery{Project: project}
-	q, err := splitQuery(raw, paramLimit|paramCursor)
+// parsePageQuery reads the query string of a paged list: limit and cursor,
+// and the list's own parameters in accepts. splitQuery's faults come
+// first, then a bad limit; filter then checks the list's own parameters
+// and returns the cursors of the list under them, which the cursor is
+// decoded with and checked against last. Every error is a *cdnapi.Error
+// with a 400 code.
+func parsePageQuery(raw string, accepts param, filter func(*queryValues) (cdnapi.ListCursors, error)) (pageQuery, error) {
+	var pq pageQuery
+	q, err := splitQuery(raw, paramLimit|paramCursor|accepts)
 	if err != nil {
-		return fq, err
+		return pq, err
 	}
-	if fq.Limit, err = parseLimit(&q); err != nil {
-		return fq, err
+	if pq.limit, err = parseLimit(&q); err != nil {
+		return pq, err
+	}
+	if pq.cursors, err = filter(&q); err != nil {
+		return pq, err
 	}
 	if q.has(paramCursor) {
-		pos, err := cursors.Files(project).Decode(q.cursor)
+		pos, err := pq.cursors.Decode(q.cursor)
 		if err != nil {
-			return fq, err
+			return pq, err
 		}
-		fq.After = &pos
+		pq.after = &pos
 	}
-	return fq, nil
+	return pq, nil
+}
+
+// unfiltered is the filter of parsePageQuery for a list that takes no
+// parameters of its own: its cursors are c.
+func unfiltered(c cdnapi.ListCursors) func(*queryValues) (cdnapi.ListCursors, error) {
+	return func(*queryValues) (cdnapi.ListCursors, error) { return c, nil }
+}
+
+// parseFilesQuery reads the query string of GET /api/v1/files for the
+// current project: limit and cursor, the cursor bound to the files list and
+// to project.
+func parseFilesQuery(raw string, cursors *cdnapi.CursorCodec, project string) (pageQuery, error) {
+	return parsePageQuery(raw, 0, unfiltered(cursors.Files(project)))
 }
 
 // parseAssetsQuery reads the query string of GET /api/v1/assets: limit,
 // region and cursor, the cursor bound to the assets list and to the region
-// (or to "" when none is given). It checks the region's shape only; whether
-// it exists is the store's to say. Every error is a *cdnapi.Error with a 400
-// code.
-func parseAssetsQuery(raw string, cursors *cdnapi.CursorCodec) (cdnapi.AssetQuery, error) {
-	var aq cdnapi.AssetQuery
-	q, err := splitQuery(raw, paramLimit|paramRegion|paramCursor)
-	if err != nil {
-		return aq, err
-	}
-	if aq.Limit, err = parseLimit(&q); err != nil {
-		return aq, err
-	}
-	if q.has(paramRegion) {
-		if aq.Region, err = parseRegionValue(q.region); err != nil {
-			return aq, err
+// (or to "" when none is given), which it returns too. It checks the
+// region's shape only; whether it exists is the store's to say.
+func parseAssetsQuery(raw string, cursors *cdnapi.CursorCodec) (pq pageQuery, region string, err error) {
+	pq, err = parsePageQuery(raw, paramRegion, func(q *queryValues) (cdnapi.ListCursors, error) {
+		if q.has(paramRegion) {
+			var err error
+			if region, err = parseRegionValue(q.region); err != nil {
+				return cdnapi.ListCursors{}, err
+			}
 		}
-	}
-	if q.has(paramCursor) {
-		pos, err := cursors.Assets(aq.Region).Decode(q.cursor)
-		if err != nil {
-			return aq, err
-		}
-		aq.After = &pos
-	}
-	return aq, nil
+		return cursors.Assets(region), nil
+	})
+	return pq, region, err
+}
+
+// parseIncidentsQuery reads the query string of the incidents list: limit
+// and cursor, the cursor bound to the incidents list.
+func parseIncidentsQuery(raw string, cursors *cdnapi.CursorCodec) (pageQuery, error) {
+	return parsePageQuery(raw, 0, unfiltered(cursors.Incidents()))
 }

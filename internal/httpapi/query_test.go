@@ -66,7 +66,7 @@ func TestParseFilesQuery(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			q, err := parseFilesQuery(tc.raw, codec, "proj")
 			checkParseError(t, err, tc.code, tc.param)
-			if err == nil && (q.Project != "proj" || q.Limit < 1 || q.Limit > cdnapi.MaxLimit) {
+			if err == nil && (q.cursors != codec.Files("proj") || q.limit < 1 || q.limit > cdnapi.MaxLimit) {
 				t.Errorf("query %+v", q)
 			}
 		})
@@ -91,11 +91,11 @@ func TestParseFilesQuery(t *testing.T) {
 			if err != nil {
 				return
 			}
-			if q.Limit != tc.limit || (q.After != nil) != tc.after {
+			if q.limit != tc.limit || (q.after != nil) != tc.after {
 				t.Fatalf("query %+v, want limit %d, after %v", q, tc.limit, tc.after)
 			}
-			if q.After != nil && (!q.After.CreatedAt.Equal(testPosition.CreatedAt) || q.After.ID != testPosition.ID) {
-				t.Errorf("after %+v, want %+v", *q.After, testPosition)
+			if q.after != nil && (!q.after.CreatedAt.Equal(testPosition.CreatedAt) || q.after.ID != testPosition.ID) {
+				t.Errorf("after %+v, want %+v", *q.after, testPosition)
 			}
 		})
 	}
@@ -127,16 +127,16 @@ func TestParseAssetsQuery(t *testing.T) {
 		{"unknown", "project=x", "", cdnapi.CodeParameterUnknown, "project"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			q, err := parseAssetsQuery(tc.raw, codec)
+			_, region, err := parseAssetsQuery(tc.raw, codec)
 			checkParseError(t, err, tc.code, tc.param)
-			if err == nil && q.Region != tc.region {
-				t.Errorf("region %q, want %q", q.Region, tc.region)
+			if err == nil && region != tc.region {
+				t.Errorf("region %q, want %q", region, tc.region)
 			}
 		})
 	}
 	for _, tc := range queryCases {
 		t.Run("common/"+tc.name, func(t *testing.T) {
-			_, err := parseAssetsQuery(tc.raw, codec)
+			_, _, err := parseAssetsQuery(tc.raw, codec)
 			checkParseError(t, err, tc.code, tc.param)
 		})
 	}
@@ -206,8 +206,8 @@ func FuzzLimit(f *testing.F) {
 		q, err := parseFilesQuery("limit="+url.QueryEscape(s), codec, "proj")
 		checkFuzzError(t, s, err)
 		if err == nil {
-			if q.Limit < 1 || q.Limit > cdnapi.MaxLimit {
-				t.Fatalf("%q: limit %d accepted", s, q.Limit)
+			if q.limit < 1 || q.limit > cdnapi.MaxLimit {
+				t.Fatalf("%q: limit %d accepted", s, q.limit)
 			}
 			for _, c := range []byte(s) {
 				if c < '0' || c > '9' {
@@ -236,7 +236,7 @@ func FuzzCursor(f *testing.F) {
 		esc := url.QueryEscape(s)
 		fq, err := parseFilesQuery("cursor="+esc, codec, "proj")
 		checkFuzzError(t, s, err)
-		if err == nil && s != codec.Encode(cdnapi.CursorFiles, "proj", *fq.After) {
+		if err == nil && s != codec.Encode(cdnapi.CursorFiles, "proj", *fq.after) {
 			t.Fatalf("files accepted the cursor %q", s)
 		}
 		for _, region := range []string{"", "FRA1"} {
@@ -244,9 +244,9 @@ func FuzzCursor(f *testing.F) {
 			if region != "" {
 				raw += "&region=" + region
 			}
-			aq, err := parseAssetsQuery(raw, codec)
+			aq, _, err := parseAssetsQuery(raw, codec)
 			checkFuzzError(t, s, err)
-			if err == nil && s != codec.Encode(cdnapi.CursorAssets, region, *aq.After) {
+			if err == nil && s != codec.Encode(cdnapi.CursorAssets, region, *aq.after) {
 				t.Fatalf("assets of %q accepted the cursor %q", region, s)
 			}
 		}
@@ -260,10 +260,10 @@ func FuzzRegion(f *testing.F) {
 	}
 	codec := testCodec(f)
 	f.Fuzz(func(t *testing.T, s string) {
-		q, err := parseAssetsQuery("region="+url.QueryEscape(s), codec)
+		_, region, err := parseAssetsQuery("region="+url.QueryEscape(s), codec)
 		checkFuzzError(t, s, err)
-		if err == nil && (q.Region != s || !cdnapi.ValidRegionCode(s)) {
-			t.Fatalf("%q accepted as region %q", s, q.Region)
+		if err == nil && (region != s || !cdnapi.ValidRegionCode(s)) {
+			t.Fatalf("%q accepted as region %q", s, region)
 		}
 	})
 }
@@ -278,7 +278,7 @@ func FuzzQuery(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		_, err := parseFilesQuery(raw, codec, "proj")
 		checkFuzzError(t, raw, err)
-		_, err = parseAssetsQuery(raw, codec)
+		_, _, err = parseAssetsQuery(raw, codec)
 		checkFuzzError(t, raw, err)
 		checkFuzzError(t, raw, parseNoQuery(raw))
 	})

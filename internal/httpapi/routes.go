@@ -25,7 +25,7 @@ func addAPIRoutes(rt *router, cfg Config) {
 		rt.resource(pathStatusStream, handleStatusStream(cfg, cfg.Streams))
 	}
 	if cfg.History != nil {
-		rt.resource(pathIncidents, cachedRender(public, pathIncidents, true, nil, renderIncidents(cfg)))
+		rt.resource(pathIncidents, public.handler(incidentsRequest(cfg)))
 		rt.resource(pathUptime, cachedRender(public, pathUptime, true, nil, renderUptime(cfg)))
 		rt.resource(pathIncidentsFeed, cachedRender(public, pathIncidentsFeed, true, nil, renderIncidentsFeed(cfg)))
 	}

@@ -179,78 +179,16 @@ func BenchmarkPutFiles(b *testing.B) {
 	}
 }
 
-// The sizes of BenchmarkWriteAssets: a table of writeBase assets, a few
-// days of a busy edge, and then writeRows more in PutAssets batches of
-// writeBatch inside one Write, as one cdnapi ingest writes them.
-const (
-	writeBase  = 1_000_000
-	writeRows  = 500_000
-	writeBatch = 5_000
-)
-
-// benchRegions are the points of presence of the benchmark assets.
-var benchRegions = []string{"AMS1", "BOM1", "CDG1", "FRA1", "GRU1", "IAD1", "JNB1", "LHR1", "NRT1", "ORD1", "SFO1", "SIN1", "SYD1"}
-
 // BenchmarkWriteAssets measures ingest into a table of a million assets:
-// one op is one Write of writeRows assets in batches of writeBatch, and
-// rows/s is the rate. The assets come in time order, as edge logs deliver
-// them; "random" gives them random IDs, as request IDs in real logs are,
-// and "sortable" IDs that begin with their creation second. It is the
-// twin of the SQLite engine's benchmark of the same name.
+// see storetest.BenchWriteAssets.
 func BenchmarkWriteAssets(b *testing.B) {
-	for _, ids := range []struct {
-		name     string
-		sortable bool
-	}{
-		{"random", false},
-		{"sortable", true},
-	} {
-		b.Run(ids.name, func(b *testing.B) {
-			s := openStore(b, pgtest.NewDatabase(b), Options{})
-			ctx := b.Context()
-			log := storetest.NewAssetLog(1, storetest.Epoch.Add(-7*24*time.Hour), 20, ids.sortable, benchRegions)
-			batches := make([][]cdnapi.Asset, writeRows/writeBatch)
-			for i := range batches {
-				batches[i] = make([]cdnapi.Asset, writeBatch)
-			}
-			write := func() error {
-				return s.Write(ctx, func(w cdnapi.Writer) error {
-					for _, batch := range batches {
-						if err := w.PutAssets(ctx, batch); err != nil {
-							return err
-						}
-					}
-					return nil
-				})
-			}
-			fill := func() {
-				for _, batch := range batches {
-					log.Fill(batch)
-				}
-			}
-
-			start := time.Now()
-			for range writeBase / writeRows {
-				fill()
-				if err := write(); err != nil {
-					b.Fatalf("writing the base table: %v", err)
-				}
-			}
-			// As autovacuum would after a load, so that the measured Write
-			// meets a table with statistics, not a fresh one.
-			if _, err := s.primary.Exec(ctx, `VACUUM ANALYZE assets`); err != nil {
-				b.Fatal(err)
-			}
-			b.Logf("base table: %d assets in %v", writeBase, time.Since(start).Round(time.Millisecond))
-			for b.Loop() {
-				b.StopTimer()
-				fill()
-				b.StartTimer()
-				if err := write(); err != nil {
-					b.Fatalf("Write: %v", err)
-				}
-			}
-			b.ReportMetric(float64(writeRows*b.N)/b.Elapsed().Seconds(), "rows/s")
-		})
-	}
+	storetest.BenchWriteAssets(b, func(b *testing.B) *Store {
+		return openStore(b, pgtest.NewDatabase(b), Options{})
+	}, func(b *testing.B, s *Store) {
+		// As autovacuum would after a load, so that the measured Write
+		// meets a table with statistics, not a fresh one.
+		if _, err := s.primary.Exec(b.Context(), `VACUUM ANALYZE assets`); err != nil {
+			b.Fatal(err)
+		}
+	})
 }

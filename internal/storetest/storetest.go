@@ -86,18 +86,39 @@ func Run(t *testing.T, newStore func(t *testing.T) cdnapi.Store) {
 // when not nil, runs after each page.
 func walkFiles(t *testing.T, s cdnapi.Store, project string, limit int, between func(last cdnapi.File)) []cdnapi.File {
 	t.Helper()
-	var seen []cdnapi.File
+	return walk(t, "ListFiles", limit, func(after *cdnapi.Position) ([]cdnapi.File, error) {
+		return s.ListFiles(t.Context(), cdnapi.FileQuery{Project: project, After: after, Limit: limit})
+	}, between)
+}
+
+// walkAssets is walkFiles for the assets of region ("" for all).
+func walkAssets(t *testing.T, s cdnapi.Store, region string, limit int) []cdnapi.Asset {
+	t.Helper()
+	return walk(t, "ListAssets", limit, func(after *cdnapi.Position) ([]cdnapi.Asset, error) {
+		return s.ListAssets(t.Context(), cdnapi.AssetQuery{Region: region, After: after, Limit: limit})
+	}, nil)
+}
+
+// walk pages through a list with read (named name in failures), limit at a
+// time, each page after the last row of the one before, and returns every
+// row it saw. It fails t when a page holds more than limit rows, or when
+// the walk does not advance. between, when not nil, runs after each full
+// page with its last row.
+func walk[T interface{ Position() cdnapi.Position }](t *testing.T, name string, limit int,
+	read func(after *cdnapi.Position) ([]T, error), between func(last T)) []T {
+	t.Helper()
+	var seen []T
 	var after *cdnapi.Position
 	for pages := 0; ; pages++ {
 		if pages > 100_000 {
 			t.Fatalf("limit %d: the walk does not end", limit)
 		}
-		page, err := s.ListFiles(t.Context(), cdnapi.FileQuery{Project: project, After: after, Limit: limit})
+		page, err := read(after)
 		if err != nil {
-			t.Fatalf("limit %d: ListFiles after %v: %v", limit, after, err)
+			t.Fatalf("limit %d: %s after %v: %v", limit, name, after, err)
 		}
 		if len(page) > limit {
-			t.Fatalf("limit %d: ListFiles returned %d files", limit, len(page))
+			t.Fatalf("limit %d: %s returned %d rows", limit, name, len(page))
 		}
 		seen = append(seen, page...)
 		if len(page) < limit {
@@ -112,34 +133,6 @@ func walkFiles(t *testing.T, s cdnapi.Store, project string, limit int, between 
 		if between != nil {
 			between(last)
 		}
-	}
-}
-
-// walkAssets is walkFiles for the assets of region ("" for all).
-func walkAssets(t *testing.T, s cdnapi.Store, region string, limit int) []cdnapi.Asset {
-	t.Helper()
-	var seen []cdnapi.Asset
-	var after *cdnapi.Position
-	for pages := 0; ; pages++ {
-		if pages > 100_000 {
-			t.Fatalf("limit %d: the walk does not end", limit)
-		}
-		page, err := s.ListAssets(t.Context(), cdnapi.AssetQuery{Region: region, After: after, Limit: limit})
-		if err != nil {
-			t.Fatalf("limit %d: ListAssets after %v: %v", limit, after, err)
-		}
-		if len(page) > limit {
-			t.Fatalf("limit %d: ListAssets returned %d assets", limit, len(page))
-		}
-		seen = append(seen, page...)
-		if len(page) < limit {
-			return seen
-		}
-		p := page[len(page)-1].Position()
-		if after != nil && Newest(*after, p) >= 0 {
-			t.Fatalf("limit %d: the walk does not advance past %v", limit, *after)
-		}
-		after = &p
 	}
 }
 

@@ -8,6 +8,7 @@ package teststore
 
 import (
 	"context"
+	"io"
 	"path/filepath"
 	"testing"
 	"time"
@@ -24,15 +25,8 @@ func SQLite(tb testing.TB) *sqlite.Store {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "cdnapi.db"), sqlite.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close() })
-	if err := s.Migrate(ctx); err != nil {
-		tb.Fatal(err)
-	}
-	return s
+	s, err := openSQLite(ctx, sqliteFile(tb))
+	return closing(tb, s, err)
 }
 
 // Postgres returns a migrated PostgreSQL store in a fresh schema of the
@@ -43,25 +37,78 @@ func Postgres(tb testing.TB) *postgres.Store {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := postgres.Open(ctx, pgtest.NewSchema(tb), postgres.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close() })
-	if err := s.Migrate(ctx); err != nil {
-		tb.Fatal(err)
-	}
-	return s
+	s, err := openPostgres(ctx, pgtest.NewSchema(tb))
+	return closing(tb, s, err)
 }
 
-// Engine names an engine and opens a fresh store on it.
+// Engine names an engine and opens stores on it.
 type Engine struct {
 	Name string
-	Open func(tb testing.TB) cdnapi.Store
+	// Database returns the address of a fresh, empty database for tb (a
+	// file's path, a DSN), which goes when tb ends.
+	Database func(tb testing.TB) string
+	// OpenAt opens the store at a Database address and migrates it; the
+	// caller closes it. A test may open one address again after closing
+	// it, as a restarted server would.
+	OpenAt func(ctx context.Context, where string) (cdnapi.Store, error)
+}
+
+// Open returns a migrated store on a fresh database of e, closed when tb
+// ends.
+func (e Engine) Open(tb testing.TB) cdnapi.Store {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := e.OpenAt(ctx, e.Database(tb))
+	return closing(tb, s, err)
 }
 
 // Engines are every engine, for tests that must hold on each.
 var Engines = []Engine{
-	{"sqlite", func(tb testing.TB) cdnapi.Store { return SQLite(tb) }},
-	{"postgres", func(tb testing.TB) cdnapi.Store { return Postgres(tb) }},
+	{"sqlite", sqliteFile, func(ctx context.Context, path string) (cdnapi.Store, error) { return openSQLite(ctx, path) }},
+	{"postgres", pgtest.NewSchema, func(ctx context.Context, dsn string) (cdnapi.Store, error) { return openPostgres(ctx, dsn) }},
+}
+
+// sqliteFile is the Database of SQLite: a new file under tb's temporary
+// directory.
+func sqliteFile(tb testing.TB) string { return filepath.Join(tb.TempDir(), "cdnapi.db") }
+
+// openSQLite and openPostgres open the store at where and migrate it.
+func openSQLite(ctx context.Context, path string) (*sqlite.Store, error) {
+	s, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err == nil {
+		err = migrate(ctx, s)
+	}
+	return s, err
+}
+
+func openPostgres(ctx context.Context, dsn string) (*postgres.Store, error) {
+	s, err := postgres.Open(ctx, dsn, postgres.Options{})
+	if err == nil {
+		err = migrate(ctx, s)
+	}
+	return s, err
+}
+
+// migrate migrates s, and closes it if that fails.
+func migrate(ctx context.Context, s interface {
+	Migrate(context.Context) error
+	io.Closer
+}) error {
+	err := s.Migrate(ctx)
+	if err != nil {
+		s.Close()
+	}
+	return err
+}
+
+// closing fails tb on err, the error of opening s, and otherwise closes s
+// when tb ends.
+func closing[S io.Closer](tb testing.TB, s S, err error) S {
+	tb.Helper()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
 }

@@ -10,6 +10,9 @@ import (
 	"github.com/cdnapi/cdnapi"
 )
 
+// This file serves the status history: the incidents list and the uptime.
+// The Atom feed of the incidents is in feed.go.
+
 // History reads the status history (API listener only); the stores
 // implement it.
 type History interface {
@@ -23,51 +26,24 @@ const (
 	pathUptime    = "/api/v1/status/uptime"
 )
 
-// renderIncidents renders GET /api/v1/status/incidents: a page of incidents,
-// newest first, with the limit and cursor rules of the other lists. Like the
-// status, it is never cached: an open incident changes as it goes.
-func renderIncidents(cfg Config) render {
-	return func(r *http.Request) (*representation, error) {
-		q, err := parseIncidentsQuery(r.URL.RawQuery, cfg.Cursors)
+// incidentsRequest parses requests of GET /api/v1/status/incidents: a page
+// of incidents, newest first, with the limit and cursor rules of the other
+// lists. Like the status, it is no-store for clients and shared caches, as
+// an open incident changes as it goes; the public page cache keeps a page
+// for its short TTL.
+func incidentsRequest(cfg Config) parseList {
+	return func(r *http.Request) (listRequest, error) {
+		pq, err := parseIncidentsQuery(r.URL.RawQuery, cfg.Cursors)
 		if err != nil {
-			return nil, err
+			return listRequest{}, err
 		}
-		limit := q.Limit
-		q.Limit++ // one more row than shown tells whether there is a next page
-		ctx, cancel := context.WithTimeout(r.Context(), cfg.StoreTimeout)
-		incidents, err := cfg.History.ListIncidents(ctx, q)
-		cancel()
-		if err != nil {
-			return nil, storeError(r, err)
-		}
-		rep := &representation{contentType: "application/json", cacheControl: cacheStatus}
-		page := pageOf(incidents, limit)
-		renderList(rep, page, appendIncident, func(p cdnapi.Position) string {
-			return cfg.Cursors.Incidents().Encode(p)
-		}, pathIncidents+"?limit="+strconv.Itoa(limit))
-		return rep, nil
+		return pagedRequest(cfg, pq, pq.key("incidents", "", false), pagedList[cdnapi.Incident]{
+			fetch: func(ctx context.Context, after *cdnapi.Position, limit int) ([]cdnapi.Incident, error) {
+				return cfg.History.ListIncidents(ctx, cdnapi.IncidentQuery{After: after, Limit: limit})
+			},
+			appendItem: appendIncident, cacheControl: cacheStatus, path: pathIncidents,
+		}), nil
 	}
-}
-
-// parseIncidentsQuery reads the query string of the incidents list: limit
-// and cursor, the cursor bound to the incidents list.
-func parseIncidentsQuery(raw string, cursors *cdnapi.CursorCodec) (cdnapi.IncidentQuery, error) {
-	var iq cdnapi.IncidentQuery
-	q, err := splitQuery(raw, paramLimit|paramCursor)
-	if err != nil {
-		return iq, err
-	}
-	if iq.Limit, err = parseLimit(&q); err != nil {
-		return iq, err
-	}
-	if q.has(paramCursor) {
-		pos, err := cursors.Incidents().Decode(q.cursor)
-		if err != nil {
-			return iq, err
-		}
-		iq.After = &pos
-	}
-	return iq, nil
 }
 
 // renderUptime renders GET /api/v1/status/uptime: each component's share
