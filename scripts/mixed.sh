@@ -169,7 +169,17 @@ hz=$(getconf CLK_TCK)
 
 cat >"$work/paths.lua" <<'LUA'
 local paths = {}
+-- Each thread of wrk has a Lua state of its own, whose random numbers are
+-- the same sequence unless seeded: both threads would then ask for the
+-- same paths in step, and one of each pair would find the page the other
+-- just put in the page cache.
+local threads = 0
+setup = function(thread)
+  threads = threads + 1
+  thread:set("id", threads)
+end
 init = function(args)
+  math.randomseed(id)
   for line in io.lines(args[1]) do paths[#paths + 1] = line end
 end
 request = function()

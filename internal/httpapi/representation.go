@@ -3,12 +3,14 @@ package httpapi
 import (
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/cespare/xxhash/v2"
 )
 
 // This file is the representation writer, through which every successful
@@ -85,12 +87,22 @@ func (rep *representation) headerValues(tag string) *headerValues {
 	return hv
 }
 
-// bodyTag returns the opaque part of the strong ETag of body: 128 bits of
-// its SHA-256, which is fast (hardware-assisted) and the same on every
-// replica, so caches can revalidate against any of them.
+// bodyTag returns the opaque part of the strong ETag of body: its 64-bit
+// xxHash (XXH64, seed 0), the same on every replica, so caches can
+// revalidate against any of them.
+//
+// A strong validator promises byte-for-byte equality of the bodies that
+// share it (RFC 9110, 8.8.1); it need not resist an adversary, since a
+// client can only ever be told "not modified" about its own stored copy of
+// the same URL, whose versions are what the tag tells apart. Two versions
+// of one page collide with probability 2^-64, so the tag stays strong in
+// practice. Every page-cache miss pays for the tag, and the SHA-256 it
+// replaced cost 7.6 times as much (BenchmarkBodyTag, a page of 20 files:
+// 6.7 µs against 0.87 µs, with both cores busy).
 func bodyTag(body []byte) string {
-	sum := sha256.Sum256(body)
-	return base64.RawURLEncoding.EncodeToString(sum[:16])
+	var sum [8]byte
+	binary.BigEndian.PutUint64(sum[:], xxhash.Sum64(body))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 // precompute fills in the tag of a body that never changes and will be
