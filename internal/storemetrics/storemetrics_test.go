@@ -129,8 +129,10 @@ func TestMeasuredStore(t *testing.T) {
 	}
 }
 
-// TestEngineTimeouts checks that the engines' own time limits count as
-// timeouts: a lock held past SQLite's busy_timeout, and past PostgreSQL's
+// TestEngineTimeouts checks that the time limits of a store call count as
+// timeouts: a write lock held past the caller's deadline on SQLite (a
+// writer waits for another's lock as long as its context allows, past
+// busy_timeout), and a table lock held past PostgreSQL's
 // statement_timeout.
 func TestEngineTimeouts(t *testing.T) {
 	ctx := context.Background()
@@ -167,6 +169,8 @@ func TestEngineTimeouts(t *testing.T) {
 			}
 			return st
 		}, func(st cdnapi.Engine) error {
+			ctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			defer cancel()
 			return st.SetComponentOverride(ctx, cdnapi.ComponentOverride{Name: cdnapi.ComponentUpload, Status: cdnapi.StatusUnderMaintenance})
 		}, "set_component_override"},
 		{"postgres", func(t *testing.T) cdnapi.Engine {
