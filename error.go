@@ -51,6 +51,13 @@ func ErrorCode(err error) string {
 	return CodeInternal
 }
 
+// ErrDegraded is wrapped in the error of a Store's Ping that answered, but
+// without part of itself: on PostgreSQL with a read replica, the replica
+// does not answer and reads go to the primary alone. The API still serves
+// (readiness holds), and the status of Storage reads degraded_performance,
+// because one more failure would be an outage.
+var ErrDegraded = errors.New("degraded")
+
 // ErrNotFound is returned by a Store when the one record asked for does not
 // exist. It is the one way to say "not found": an *Error of CodeNotFound,
 // which reaches clients as it is. Test for it with errors.Is.

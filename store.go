@@ -158,7 +158,8 @@ type OverrideStore interface {
 
 // Lifecycle is a store's connection to its database.
 type Lifecycle interface {
-	// Ping checks that the store answers.
+	// Ping checks that the store answers. An error that wraps ErrDegraded
+	// means it answered, but without part of itself.
 	Ping(ctx context.Context) error
 	// Close releases the store's connections.
 	Close() error

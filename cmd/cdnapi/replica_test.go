@@ -141,10 +141,13 @@ func TestReplica(t *testing.T) {
 			}
 		}
 	}
-	healthy := func() error {
+	// serving: Storage reads storage and every process is ready. With the
+	// replica down, Storage is degraded_performance (reads stand on the
+	// primary alone), and the processes stay in service.
+	serving := func(storage cdnapi.Status) error {
 		var errs []error
 		for _, p := range procs {
-			errs = append(errs, wantStorage(t, v, p.api, cdnapi.StatusOperational),
+			errs = append(errs, wantStorage(t, v, p.api, storage),
 				wantProbe(p.admin+"/readyz", http.StatusOK))
 		}
 		return errors.Join(errs...)
@@ -160,13 +163,13 @@ func TestReplica(t *testing.T) {
 		if err := storetest.Writer(writer).PutFiles(ctx, []cdnapi.File{fresh}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, "both processes list the file written with the replica down, Storage operational, /readyz 200", func() error {
+		eventually(t, "both processes list the file written with the replica down, Storage degraded_performance, /readyz 200", func() error {
 			for _, p := range procs {
 				if ids, _ := filesPage(t, v, p.api, 1, ""); !slices.Equal(ids, []string{fresh.ID}) {
 					return fmt.Errorf("process %s: page 1 = %q", p.name, ids)
 				}
 			}
-			return healthy()
+			return serving(cdnapi.StatusDegradedPerformance)
 		})
 	})
 
@@ -181,7 +184,7 @@ func TestReplica(t *testing.T) {
 	}
 	t.Run("primary down: reads from the replica", func(t *testing.T) {
 		allLists(t, "right after the primary stopped")
-		eventually(t, "Storage operational, /readyz 200", healthy)
+		eventually(t, "Storage operational, /readyz 200", func() error { return serving(cdnapi.StatusOperational) })
 	})
 
 	if err := replica.Stop(); err != nil {
@@ -210,14 +213,14 @@ func TestReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Run("primary back alone", func(t *testing.T) {
-		eventually(t, "every list 200, Storage operational, /readyz 200", func() error {
+		eventually(t, "every list 200, Storage degraded_performance (the replica is still down), /readyz 200", func() error {
 			var errs []error
 			for _, p := range procs {
 				for _, u := range p.lists() {
 					errs = append(errs, wantStatus(t, v, u, http.StatusOK))
 				}
 			}
-			return errors.Join(append(errs, healthy())...)
+			return errors.Join(append(errs, serving(cdnapi.StatusDegradedPerformance))...)
 		})
 	})
 

@@ -20,7 +20,8 @@ var errTimeout = errors.New("no answer within the ping timeout")
 const maxHealthBody = 64 << 10
 
 // pingStore measures storage: an error or no answer within PingTimeout is
-// major_outage, an answer slower than SlowThreshold degraded_performance.
+// major_outage, an answer slower than SlowThreshold, or one that says the
+// store is degraded (cdnapi.ErrDegraded), degraded_performance.
 func (e *Evaluator) pingStore(ctx context.Context) measurement {
 	took, err := e.within(ctx, e.store.Ping)
 	return e.judge(took, err)
@@ -67,6 +68,8 @@ func (e *Evaluator) probeURL(ctx context.Context, url string) measurement {
 // judge turns the duration and outcome of a probe into a measurement.
 func (e *Evaluator) judge(took time.Duration, err error) measurement {
 	switch {
+	case errors.Is(err, cdnapi.ErrDegraded):
+		return measurement{status: cdnapi.StatusDegradedPerformance, took: took, err: err}
 	case err != nil:
 		return measurement{status: cdnapi.StatusMajorOutage, took: took, err: err}
 	case took > e.cfg.SlowThreshold:

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cdnapi/cdnapi"
 )
 
 // Pinger is the part of the store that the readiness probe uses.
@@ -74,8 +77,8 @@ func handleHealthz() http.Handler {
 }
 
 // handleReadyz answers 200 when the store answers a ping within the
-// timeout, and 503 otherwise or while draining. Why it failed goes to the
-// log, never into the body.
+// timeout (degraded too: it still serves), and 503 otherwise or while
+// draining. Why it failed goes to the log, never into the body.
 func handleReadyz(cfg AdminConfig) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if cfg.Draining != nil && cfg.Draining() {
@@ -85,7 +88,7 @@ func handleReadyz(cfg AdminConfig) http.Handler {
 		ctx, cancel := context.WithTimeout(r.Context(), cfg.PingTimeout)
 		err := cfg.Store.Ping(ctx)
 		cancel()
-		if err != nil {
+		if err != nil && !errors.Is(err, cdnapi.ErrDegraded) { // degraded still serves
 			cfg.Logger.LogAttrs(r.Context(), slog.LevelWarn, "readiness ping failed",
 				slog.String("request_id", loggedRequestID(r.Context())), slog.Any("err", err))
 			writeProbe(w, r, http.StatusServiceUnavailable)

@@ -160,12 +160,16 @@ func (s *Store) Close() error {
 // Ping checks that the lists can be read within ctx: from the read replica
 // when one is set and answers, else from the primary.
 //
-// It succeeds while either server answers, on purpose: Ping backs readiness
+// It answers while either server answers, on purpose: Ping backs readiness
 // and the status of Storage, which are about serving the read API. With
 // the primary down, the lists still answer from the replica, with the
 // replica down from the primary, and a load balancer that took every
 // process out of service would turn the loss of one server into a read
-// outage.
+// outage. While the replica does not answer, though, the error wraps
+// cdnapi.ErrDegraded: the reads stand on the primary alone, and the status
+// says so (degraded_performance) without taking the process out of
+// service. The primary down is not reported here: reads do not need it,
+// and writes say so themselves.
 //
 // It reads the newest file, asset and region the way the lists do, down
 // their indexes to the table rows, so a relation that cannot be read shows
@@ -178,6 +182,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	})
 	if err != nil {
 		return fmt.Errorf("postgres: ping: %w", err)
+	}
+	if s.route != nil && s.route.isDown() {
+		return fmt.Errorf("postgres: ping: %w: the read replica does not answer; reads go to the primary", cdnapi.ErrDegraded)
 	}
 	return nil
 }

@@ -63,11 +63,11 @@ const (
 	KindUnavailable = "unavailable"
 )
 
-// ErrorKind returns the kind of a store error, or "" for nil and for
-// ErrNotFound, which is an answer rather than a failure.
+// ErrorKind returns the kind of a store error, or "" for nil, for
+// ErrNotFound and for ErrDegraded, which are answers rather than failures.
 func ErrorKind(err error) string {
 	switch {
-	case err == nil || errors.Is(err, cdnapi.ErrNotFound):
+	case err == nil || errors.Is(err, cdnapi.ErrNotFound) || errors.Is(err, cdnapi.ErrDegraded):
 		return ""
 	case errors.Is(err, context.DeadlineExceeded):
 		return KindTimeout
