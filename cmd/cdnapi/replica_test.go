@@ -51,6 +51,7 @@ func TestReplica(t *testing.T) {
 	dbname := replica.CreateDatabase(t)
 	primaryDSN, replicaDSN := primary.DSN(dbname), replica.DSN(dbname)
 	v := apitest.NewValidator(t)
+	t.Logf("primary on 127.0.0.1:%d, replica on 127.0.0.1:%d", primary.Port(), replica.Port()) // to tell them apart in the processes' logs
 
 	// Both processes start at once on an empty database: they race to
 	// migrate (an advisory lock serialises them) and to create the cursor

@@ -34,6 +34,24 @@ import (
 //     marks it up or down; reads go back to the standby within one interval
 //     of its return, and leave a standby that hangs rather than refuses
 //     within one probe timeout.
+//
+// A server that stops ends every connection to it, the idle ones in the
+// pools included, and pgxpool checks an idle connection before handing it
+// out only when it has been idle for over a second (its ShouldPing). So a
+// server that was stopped and is back within that second would get, from
+// each such connection, one more read that fails on the old server's
+// goodbye (57P01): the read falls back to the other server, and when that
+// one is down too (the primary stopped just after the standby returned),
+// it fails although the standby answers. Two things prevent it:
+//   - a read that fails on a connection that was open (not while dialling)
+//     resets its pool, so that the pool's other connections to that server
+//     go with it (see dropEnded); when the other server does not answer
+//     either, the read runs once more on the first, over a fresh connection;
+//   - the standby's pool is reset whenever the standby is marked down, by
+//     a read or by the watcher, and when the watcher's own connection
+//     ends; then the watcher dials again within the same probe, so that a
+//     standby that restarted between two probes is seen up, without its
+//     old connections.
 
 const (
 	standbyProbeInterval = 500 * time.Millisecond
@@ -46,6 +64,7 @@ type readRoute struct {
 	mu   sync.Mutex
 	down bool // the standby did not answer; reads go to the primary first
 	log  *slog.Logger
+	pool *pgxpool.Pool // the standby's, which the watcher resets
 
 	stop context.CancelFunc
 	done chan struct{} // closed when the watcher has returned
@@ -53,7 +72,11 @@ type readRoute struct {
 
 // reading runs fn, which must do the whole read (query, scan, rows.Err), on
 // the pool that reads go to, and again on the other when the first gave no
-// answer. fn may run twice, so it must start from scratch each time.
+// answer. When neither answered and the first failed on a connection that
+// was open, fn runs a third time, on the first pool again: its server may
+// have ended that connection by restarting, and answers a fresh one (the
+// pool was reset). fn may run three times, so it must start from scratch
+// each time.
 func (s *Store) reading(ctx context.Context, fn func(db *pgxpool.Pool) error) error {
 	if s.route == nil {
 		return fn(s.primary)
@@ -66,16 +89,39 @@ func (s *Store) reading(ctx context.Context, fn func(db *pgxpool.Pool) error) er
 	if err == nil || !unanswered(ctx, err) {
 		return err
 	}
+	ended := dropEnded(first, err)
 	if first == s.read {
 		s.route.mark(false, err)
 	}
-	if err2 := fn(second); err2 != nil {
-		return err2
+	answered := second
+	err = fn(second)
+	if err != nil && unanswered(ctx, err) {
+		dropEnded(second, err)
+		if ended {
+			answered = first
+			err = fn(first)
+		}
 	}
-	if second == s.read {
+	if err == nil && answered == s.read {
 		s.route.mark(true, nil)
 	}
-	return nil
+	return err
+}
+
+// dropEnded resets pool when err, which gave no answer, came over a
+// connection that was open rather than while dialling one, and tells
+// whether it did. The server ended that connection (it is stopping, or it
+// stopped and is back) or the connection broke; either way the pool's other
+// connections to it, opened before, most likely went the same way, and the
+// idle ones would each fail one more read (see the top of this file). A
+// failure to dial leaves the pool alone: its connections, if any, may be
+// sound (too_many_connections), and a down server has none to drop.
+func dropEnded(pool *pgxpool.Pool, err error) bool {
+	if _, dialling := errors.AsType[*pgconn.ConnectError](err); dialling {
+		return false
+	}
+	pool.Reset()
+	return true
 }
 
 func (r *readRoute) isDown() bool {
@@ -84,7 +130,10 @@ func (r *readRoute) isDown() bool {
 	return r.down
 }
 
-// mark records whether the standby answers, and logs each change.
+// mark records whether the standby answers, and logs each change. When the
+// standby is marked down, its pool is reset: the connections it holds are
+// to a server that does not answer, and would be handed out again, one
+// failed read each, when it is back (see the top of this file).
 func (r *readRoute) mark(up bool, err error) {
 	r.mu.Lock()
 	changed := r.down == up
@@ -94,6 +143,7 @@ func (r *readRoute) mark(up bool, err error) {
 	case changed && up:
 		r.log.Info("postgres: the read replica answers again; reads go back to it")
 	case changed:
+		r.pool.Reset()
 		r.log.Warn("postgres: the read replica does not answer; reads go to the primary until it does", "err", err)
 	}
 }
@@ -118,22 +168,45 @@ func (r *readRoute) watch(ctx context.Context, cfg *pgx.ConnConfig) {
 		}
 		pctx, cancel := context.WithTimeout(ctx, standbyProbeTimeout)
 		var err error
-		if conn == nil {
-			conn, err = pgx.ConnectConfig(pctx, cfg)
-		}
-		if err == nil {
-			err = conn.Ping(pctx)
-		}
+		conn, err = r.probe(pctx, conn, cfg)
 		cancel()
 		if ctx.Err() != nil {
 			return
 		}
-		if err != nil && conn != nil {
-			conn.Close(context.Background())
-			conn = nil
-		}
 		r.mark(err == nil, err)
 	}
+}
+
+// probe pings the standby over conn, or over a new connection when conn is
+// nil, and returns the connection to ping over next time (nil after a
+// failure). When conn fails, the standby ended it, or it broke: the
+// standby stopped, or restarted since the last probe, and the pool's
+// connections of that time are gone as well, so the pool is reset, and a
+// fresh connection is dialled at once. A standby that restarted between
+// two probes answers it and is not marked down; the dial shares ctx, the
+// one probe timeout, so a standby that hangs is still marked down within
+// it.
+func (r *readRoute) probe(ctx context.Context, conn *pgx.Conn, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
+	if conn != nil {
+		err := conn.Ping(ctx)
+		if err == nil {
+			return conn, nil
+		}
+		conn.Close(context.Background())
+		r.pool.Reset()
+		if ctx.Err() != nil {
+			return nil, err
+		}
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := conn.Ping(ctx); err != nil {
+		conn.Close(context.Background())
+		return nil, err
+	}
+	return conn, nil
 }
 
 // close stops the watcher and waits for it.

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/pgtest"
 	"github.com/cdnapi/cdnapi/internal/storetest"
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // With a read replica, the lists and Region read from it and everything
@@ -89,8 +91,8 @@ func TestReadReplica(t *testing.T) {
 	if ids, err := listIDs(); err != nil || !slices.Equal(ids, []string{"fil_2", "fil_1"}) {
 		t.Errorf("ListFiles with the replica down = %q, %v; want fil_2, fil_1 from the primary", ids, err)
 	}
-	if err := s.Ping(short); err != nil {
-		t.Errorf("Ping with the replica down: %v", err)
+	if err := s.Ping(short); !errors.Is(err, cdnapi.ErrDegraded) {
+		t.Errorf("Ping with the replica down = %v; want it degraded (the reads stand on the primary alone)", err)
 	}
 	if _, err := s.Region(short, "FRA1"); err != nil {
 		t.Errorf("Region with the replica down: %v", err)
@@ -192,3 +194,106 @@ func TestUnanswered(t *testing.T) {
 		t.Error("unanswered = true after the caller's context ended")
 	}
 }
+
+// A server that stops ends the connections idle in a pool, and pgxpool
+// checks one before handing it out only after a second of idleness: a
+// standby that is stopped and back within that second must not leave them
+// there, or each fails one more read, and with the primary down too that
+// read has nowhere to go. Whether a read or the watcher saw the standby
+// stop, its pool keeps no connection of before, and a read right after the
+// standby's return and the primary's stop is answered.
+func TestStandbyRestartLeavesNoEndedConns(t *testing.T) {
+	t.Parallel()
+	primary := pgtest.Start(t)
+	replica := primary.StartReplica(t)
+	name := replica.CreateDatabase(t)
+	s := openStore(t, primary.DSN(name), Options{ReadDSN: replica.DSN(name)})
+	ctx := t.Context()
+	if err := storetest.Writer(s).PutFiles(ctx, []cdnapi.File{file("fil_1", t0)}); err != nil {
+		t.Fatal(err)
+	}
+	restart := func() {
+		t.Helper()
+		if err := replica.Restart(); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		if err := replica.WaitReplay(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// fill opens four connections in the standby's pool and leaves them idle.
+	fill := func() {
+		t.Helper()
+		var conns []*pgxpool.Conn
+		for range 4 {
+			c, err := s.read.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, c)
+		}
+		for _, c := range conns {
+			c.Release()
+		}
+	}
+	// ended counts the idle connections of the standby's pool that its
+	// server has ended, without pgxpool's check on acquiring.
+	ended := func() (n int) {
+		for _, c := range s.read.AcquireAllIdle(ctx) {
+			if c.Ping(ctx) != nil {
+				n++
+			}
+			c.Release()
+		}
+		return n
+	}
+	waitRoute := func(what string, down bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for s.route.isDown() != down {
+			if time.Now().After(deadline) {
+				t.Fatalf("the watcher did not see the standby %s", what)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+
+	// The watcher sees the standby stop; no read does.
+	fill()
+	if err := replica.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	waitRoute("stop", true)
+	restart()
+	if n := ended(); n != 0 {
+		t.Errorf("after a stop seen by the watcher, the standby's pool kept %d ended connections", n)
+	}
+	waitRoute("return", false)
+
+	// A read sees the standby stop; the primary stops as soon as the
+	// standby is back, within a second of the standby's stop.
+	fill()
+	if err := replica.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := idsOf(s.ListFiles(ctx, cdnapi.FileQuery{Project: "default", Limit: 10})); err != nil || !slices.Equal(ids, []string{"fil_1"}) {
+		t.Errorf("ListFiles with the standby down = %q, %v; want fil_1 from the primary", ids, err)
+	}
+	restart()
+	if err := primary.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 { // one per connection the standby's pool held
+		if ids, err := idsOf(s.ListFiles(ctx, cdnapi.FileQuery{Project: "default", Limit: 10})); err != nil || !slices.Equal(ids, []string{"fil_1"}) {
+			t.Errorf("read %d with the standby back and the primary down = %q, %v; want fil_1 from the standby", i+1, ids, err)
+		}
+	}
+	if n := ended(); n != 0 {
+		t.Errorf("after a stop seen by a read, the standby's pool kept %d ended connections", n)
+	}
+}
+
+// idsOf returns the IDs of a list and its error.
+func idsOf(files []cdnapi.File, err error) ([]string, error) { return fileIDs(files), err }

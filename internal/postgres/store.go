@@ -104,7 +104,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		}
 		// The watcher outlives Open's context: it ends with Close.
 		wctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-		s.route = &readRoute{log: log, stop: stop, done: make(chan struct{})}
+		s.route = &readRoute{log: log, pool: s.read, stop: stop, done: make(chan struct{})}
 		go s.route.watch(wctx, cfg.ConnConfig.Copy())
 	}
 	return s, nil
