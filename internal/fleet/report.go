@@ -261,40 +261,10 @@ func (r *Report) Err() error {
 func (r *Report) Print(w io.Writer) {
 	fmt.Fprintf(w, "load: %d req/s through haproxy (3/10 from %d clients over a limit of %d/s, burst %d; limits: %s)\n\n",
 		r.rate, hotClients, r.fleet.RateLimit, r.fleet.RateBurst, limitsName(r.fleet.Limits))
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "step\tsecs\treqs\t200\t429\t503 s_u\tfailed\tp50 ms\tp99 ms\thot ok/s\tunlimited\tstatus polls\t")
-	for _, st := range r.steps {
-		hot := "-"
-		if st.hotClients > 0 {
-			hot = fmt.Sprintf("%.1f±%.1f", st.hotRate, st.hotGive)
-		}
-		fmt.Fprintf(tw, "%-28s\t%.1f\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%s\t%d\t%d (%d not 200)\t\n", st.name,
-			st.end.Sub(st.start).Seconds(), st.requests, st.ok, st.limited, st.unavailable, st.failed,
-			ms(st.p50), ms(st.p99), hot, st.hotUnlimited, st.statusPolls, st.statusNot200)
-	}
-	tw.Flush()
+	r.printTable(w)
 	fmt.Fprintln(w)
 	for _, st := range r.steps {
-		var parts []string
-		for _, k := range sortedKeys(st.byStatus) {
-			parts = append(parts, fmt.Sprintf("%s: %d", k, st.byStatus[k]))
-		}
-		fmt.Fprintf(w, "%s: %s; in status: Storage %s; API %s\n", st.name, strings.Join(parts, ", "),
-			counts(st.storage), counts(st.api))
-		for _, n := range st.notes {
-			fmt.Fprintf(w, "    %s\n", n)
-		}
-		if len(st.spilled) > 0 {
-			fmt.Fprintf(w, "    answered once the next step had begun, and held against it: %s\n", counts(st.spilled))
-		}
-		for _, s := range st.odd {
-			during := ""
-			if s.step != s.endStep && s.endStep < len(r.steps) {
-				during = ", answered during " + r.steps[s.endStep].name
-			}
-			fmt.Fprintf(w, "    held against it: %s, sent in %s at +%.2fs, from %s, in %.0f ms%s\n", label(s),
-				r.steps[s.step].name, s.at.Sub(r.steps[s.step].start).Seconds(), cmp.Or(s.servedBy, "?"), ms(s.latency), during)
-		}
+		r.printNotes(w, st)
 	}
 	fmt.Fprintf(w, "\ncursor pages by (made by -> served by):")
 	for _, k := range sortedKeys(r.cross) {
@@ -312,6 +282,48 @@ func (r *Report) Print(w io.Writer) {
 			mark = "FAIL"
 		}
 		fmt.Fprintf(w, "%s  %s: %s\n", mark, c.name, c.detail)
+	}
+}
+
+// printTable writes a line per step: its answers by outcome, latencies,
+// the rate of the clients over their limit, and the status polls.
+func (r *Report) printTable(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "step\tsecs\treqs\t200\t429\t503 s_u\tfailed\tp50 ms\tp99 ms\thot ok/s\tunlimited\tstatus polls\t")
+	for _, st := range r.steps {
+		hot := "-"
+		if st.hotClients > 0 {
+			hot = fmt.Sprintf("%.1f±%.1f", st.hotRate, st.hotGive)
+		}
+		fmt.Fprintf(tw, "%-28s\t%.1f\t%d\t%d\t%d\t%d\t%d\t%.1f\t%.1f\t%s\t%d\t%d (%d not 200)\t\n", st.name,
+			st.end.Sub(st.start).Seconds(), st.requests, st.ok, st.limited, st.unavailable, st.failed,
+			ms(st.p50), ms(st.p99), hot, st.hotUnlimited, st.statusPolls, st.statusNot200)
+	}
+	tw.Flush()
+}
+
+// printNotes writes what step st saw: its answers by status, the statuses
+// its polls saw, the drill's notes, and the answers held against it.
+func (r *Report) printNotes(w io.Writer, st stepReport) {
+	var parts []string
+	for _, k := range sortedKeys(st.byStatus) {
+		parts = append(parts, fmt.Sprintf("%s: %d", k, st.byStatus[k]))
+	}
+	fmt.Fprintf(w, "%s: %s; in status: Storage %s; API %s\n", st.name, strings.Join(parts, ", "),
+		counts(st.storage), counts(st.api))
+	for _, n := range st.notes {
+		fmt.Fprintf(w, "    %s\n", n)
+	}
+	if len(st.spilled) > 0 {
+		fmt.Fprintf(w, "    answered once the next step had begun, and held against it: %s\n", counts(st.spilled))
+	}
+	for _, s := range st.odd {
+		during := ""
+		if s.step != s.endStep && s.endStep < len(r.steps) {
+			during = ", answered during " + r.steps[s.endStep].name
+		}
+		fmt.Fprintf(w, "    held against it: %s, sent in %s at +%.2fs, from %s, in %.0f ms%s\n", label(s),
+			r.steps[s.step].name, s.at.Sub(r.steps[s.step].start).Seconds(), cmp.Or(s.servedBy, "?"), ms(s.latency), during)
 	}
 }
 
