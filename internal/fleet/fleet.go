@@ -169,45 +169,48 @@ func (f *Fleet) Status(ctx context.Context) []Health {
 	stats, statsErr := haproxyStats(f.Socket)
 	var out []Health
 	for _, p := range f.Procs {
-		h := Health{Name: p.Name, Kind: p.Kind, Addr: p.Addr, PID: p.PID}
-		if !p.Running() {
-			h.Detail = "not running"
-			out = append(out, h)
-			continue
-		}
-		switch p.Kind {
-		case "postgres":
-			standby, err := pgQueryBool(ctx, pgDSN(p.Addr, "postgres"), "SELECT pg_is_in_recovery()")
-			h.OK, h.Detail = err == nil, map[bool]string{false: "primary (read-write)", true: "standby (streaming, read-only)"}[standby]
-			if err != nil {
-				h.Detail = err.Error()
-			}
-		case "redis":
-			err := redisPing(p.Addr)
-			h.OK, h.Detail = err == nil, "PONG"
-			if err != nil {
-				h.Detail = err.Error()
-			}
-		case "cdnapi":
-			code, err := httpStatus(ctx, "http://"+p.Admin+"/readyz")
-			h.OK = err == nil && code == http.StatusOK
-			h.Detail = fmt.Sprintf("edge %s, admin %s: /readyz %d", p.Edge, p.Admin, code)
-			if err != nil {
-				h.Detail = fmt.Sprintf("edge %s, admin %s: /readyz: %v", p.Edge, p.Admin, err)
-			}
-			if statsErr == nil {
-				h.Detail += ", haproxy: " + stats[p.Name]
-			}
-		case "haproxy":
-			h.Addr = f.API
-			h.OK, h.Detail = statsErr == nil, "edge "+f.Edge
-			if statsErr != nil {
-				h.Detail = statsErr.Error()
-			}
+		h := Health{Name: p.Name, Kind: p.Kind, Addr: p.Addr, PID: p.PID, Detail: "not running"}
+		if p.Running() {
+			h.OK, h.Detail = f.probe(ctx, p, stats, statsErr)
 		}
 		out = append(out, h)
 	}
 	return out
+}
+
+// probe asks running part p what it answers, as its kind allows: whether
+// it is OK, and what it said. stats are haproxy's, by server, unless
+// statsErr.
+func (f *Fleet) probe(ctx context.Context, p *Proc, stats map[string]string, statsErr error) (ok bool, detail string) {
+	switch p.Kind {
+	case "postgres":
+		standby, err := pgQueryBool(ctx, pgDSN(p.Addr, "postgres"), "SELECT pg_is_in_recovery()")
+		if err != nil {
+			return false, err.Error()
+		}
+		return true, map[bool]string{false: "primary (read-write)", true: "standby (streaming, read-only)"}[standby]
+	case "redis":
+		if err := redisPing(p.Addr); err != nil {
+			return false, err.Error()
+		}
+		return true, "PONG"
+	case "cdnapi":
+		code, err := httpStatus(ctx, "http://"+p.Admin+"/readyz")
+		detail = fmt.Sprintf("edge %s, admin %s: /readyz %d", p.Edge, p.Admin, code)
+		if err != nil {
+			detail = fmt.Sprintf("edge %s, admin %s: /readyz: %v", p.Edge, p.Admin, err)
+		}
+		if statsErr == nil {
+			detail += ", haproxy: " + stats[p.Name]
+		}
+		return err == nil && code == http.StatusOK, detail
+	case "haproxy":
+		if statsErr != nil {
+			return false, statsErr.Error()
+		}
+		return true, "edge " + f.Edge
+	}
+	return false, ""
 }
 
 // httpStatus GETs u and returns the status code.
