@@ -118,9 +118,12 @@ func (s *startup) say(format string, args ...any) {
 	}
 }
 
-// started records p, after every start, so that down finds what a failed
-// up left.
-func (s *startup) started(p *Proc) error {
+// start starts p and records it, after every start, so that down finds
+// what a failed up left.
+func (s *startup) start(p *Proc) error {
+	if err := p.Start(); err != nil {
+		return err
+	}
 	s.Procs = append(s.Procs, p)
 	return s.Save()
 }
@@ -145,7 +148,10 @@ func (s *startup) startPostgres(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := s.startPostgresProc(ctx, primary); err != nil {
+	if err := s.start(primary); err != nil {
+		return err
+	}
+	if err := waitPostgres(ctx, primary); err != nil {
 		return err
 	}
 	if err := pgExec(ctx, pgDSN(primaryAddr, "postgres"), "CREATE DATABASE "+s.DB); err != nil {
@@ -156,19 +162,10 @@ func (s *startup) startPostgres(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.startPostgresProc(ctx, standby)
-}
-
-// startPostgresProc starts a server, records it, and waits until it
-// answers.
-func (s *startup) startPostgresProc(ctx context.Context, p *Proc) error {
-	if err := p.Start(); err != nil {
+	if err := s.start(standby); err != nil {
 		return err
 	}
-	if err := s.started(p); err != nil {
-		return err
-	}
-	return waitPostgres(ctx, p)
+	return waitPostgres(ctx, standby)
 }
 
 // startRedis starts Redis, which holds the rate limits, without
@@ -178,10 +175,7 @@ func (s *startup) startRedis(ctx context.Context) error {
 	redis.Args = []string{"redis-server", "--bind", "127.0.0.1", "--port", strconv.Itoa(port(redis.Addr)),
 		"--save", "", "--appendonly", "no", "--dir", s.Dir}
 	s.say("Redis on %s", redis.Addr)
-	if err := redis.Start(); err != nil {
-		return err
-	}
-	if err := s.started(redis); err != nil {
+	if err := s.start(redis); err != nil {
 		return err
 	}
 	return waitRedis(ctx, redis)
@@ -219,10 +213,7 @@ func (s *startup) startServers(ctx context.Context) ([]*Proc, error) {
 			"--status-interval", "1s",
 		}, limits...)
 		s.say("cdnapi %s: api %s, edge %s, admin %s", name, c.Addr, c.Edge, c.Admin)
-		if err := c.Start(); err != nil {
-			return nil, err
-		}
-		if err := s.started(c); err != nil {
+		if err := s.start(c); err != nil {
 			return nil, err
 		}
 		cdnapis = append(cdnapis, c)
@@ -240,10 +231,7 @@ func (s *startup) startServers(ctx context.Context) ([]*Proc, error) {
 func (s *startup) startHAProxy(ctx context.Context, cdnapis []*Proc) error {
 	hap := s.haproxyProc(cdnapis)
 	s.say("haproxy: api %s, edge %s", s.API, s.Edge)
-	if err := hap.Start(); err != nil {
-		return err
-	}
-	if err := s.started(hap); err != nil {
+	if err := s.start(hap); err != nil {
 		return err
 	}
 	if err := s.waitInRotation(ctx, true, Servers...); err != nil {
