@@ -71,32 +71,45 @@ func (f *Fleet) Proc(name string) *Proc {
 
 // Load reads the state file.
 func Load(statePath string) (*Fleet, error) {
-	b, err := os.ReadFile(statePath)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("no fleet is up (no %s)", statePath)
-	}
-	if err != nil {
-		return nil, err
-	}
 	f := &Fleet{statePath: statePath}
-	if err := json.Unmarshal(b, f); err != nil {
-		return nil, fmt.Errorf("%s: %w", statePath, err)
+	if err := ReadState(statePath, "fleet", f); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
 
-// Save writes the state file, replacing it atomically so that a concurrent
-// `fleet status` never reads half of it.
-func (f *Fleet) Save() error {
-	b, err := json.MarshalIndent(f, "", "  ")
+// Save writes the state file.
+func (f *Fleet) Save() error { return WriteState(f.statePath, f) }
+
+// ReadState reads the JSON state file at path into v. A missing file is an
+// error that says no what is up.
+func ReadState(path, what string, v any) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no %s is up (no %s)", what, path)
+	}
 	if err != nil {
 		return err
 	}
-	tmp := f.statePath + ".tmp"
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteState writes v as the JSON state file at path, replacing it
+// atomically so that a concurrent `fleet status` (or Status of a local
+// CDN) never reads half of it.
+func WriteState(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err
 	}
-	return os.Rename(tmp, f.statePath)
+	return os.Rename(tmp, path)
 }
 
 // Env returns the fleet's addresses as NAME='value' pairs for a shell.
