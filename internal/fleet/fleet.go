@@ -112,6 +112,17 @@ func WriteState(path string, v any) error {
 	return os.Rename(tmp, path)
 }
 
+// RemoveState removes the state file at path, if there is one.
+func RemoveState(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
 // Env returns the fleet's addresses as NAME='value' pairs for a shell.
 func (f *Fleet) Env() []string {
 	return []string{
@@ -146,12 +157,7 @@ func (f *Fleet) Down() error {
 			errs = append(errs, <-errc)
 		}
 	}
-	errs = append(errs, os.RemoveAll(f.Dir))
-	if f.statePath != "" {
-		if err := os.Remove(f.statePath); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
+	errs = append(errs, os.RemoveAll(f.Dir), RemoveState(f.statePath))
 	return errors.Join(errs...)
 }
 

@@ -133,12 +133,7 @@ func (c *CDN) Down() error {
 			syscall.Kill(-pid, syscall.SIGKILL)
 		}
 	}
-	errs = append(errs, os.RemoveAll(c.Dir))
-	if c.statePath != "" {
-		if err := os.Remove(c.statePath); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
+	errs = append(errs, os.RemoveAll(c.Dir), fleet.RemoveState(c.statePath))
 	return errors.Join(errs...)
 }
 
