@@ -47,28 +47,24 @@ func parseKeysConfig(env *environment, args []string) (keysConfig, error) {
 	if err != nil {
 		return c, err
 	}
-	if len(args) > 0 {
-		c.verb = args[0]
-	}
-	if len(args) == 2 {
-		c.arg = args[1]
-	}
 	switch {
-	case len(args) == 1 && c.verb == "create":
+	case len(args) == 1 && args[0] == "create":
 		if !cdnapi.ValidProject(c.project) {
 			return c, usageError{"keys create: --project: want 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"}
 		}
 		if c.expiresIn < 0 {
 			return c, usageError{"keys create: --expires-in must not be negative"}
 		}
-	case len(args) == 1 && c.verb == "list":
-	case len(args) == 2 && c.verb == "revoke":
+	case len(args) == 1 && args[0] == "list":
+	case len(args) == 2 && args[0] == "revoke":
+		c.arg = args[1]
 		if !strings.HasPrefix(c.arg, auth.IDPrefix) && !auth.WellFormed(c.arg) {
 			return c, usageError{fmt.Sprintf("keys revoke: want a key ID (%s…, see cdnapi keys list) or the key itself (%s…)", auth.IDPrefix, auth.KeyPrefix)}
 		}
 	default:
 		return c, usageError{"keys: want create --project NAME, list or revoke ID (see cdnapi keys --help)"}
 	}
+	c.verb = args[0]
 	return c, nil
 }
 

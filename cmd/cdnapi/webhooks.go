@@ -52,28 +52,27 @@ func parseWebhooksConfig(env *environment, args []string) (webhooksConfig, error
 	if err != nil {
 		return c, err
 	}
-	if len(args) > 0 {
-		c.verb = args[0]
-	}
 	if len(args) == 2 {
 		c.arg = args[1]
 	}
 	switch {
-	case len(args) == 2 && c.verb == "add":
-		c.hook, err = newWebhook(c.arg, c.events, c.secretFile)
-		return c, err
-	case len(args) == 1 && c.verb == "list":
-	case len(args) == 2 && c.verb == "remove":
+	case len(args) == 2 && args[0] == "add":
+		if c.hook, err = newWebhook(c.arg, c.events, c.secretFile); err != nil {
+			return c, err
+		}
+	case len(args) == 1 && args[0] == "list":
+	case len(args) == 2 && args[0] == "remove":
 		if !strings.HasPrefix(c.arg, cdnapi.WebhookIDPrefix) {
 			return c, usageError{fmt.Sprintf("webhooks remove: %q is not a webhook ID; IDs start with %q (see cdnapi webhooks list)", c.arg, cdnapi.WebhookIDPrefix)}
 		}
-	case (len(args) == 1 || len(args) == 2) && c.verb == "deliveries":
+	case (len(args) == 1 || len(args) == 2) && args[0] == "deliveries":
 		if c.limit < 1 || c.limit > 1000 {
 			return c, usageError{"webhooks deliveries: --limit must be from 1 to 1000"}
 		}
 	default:
 		return c, usageError{"webhooks: want add URL, list, remove ID or deliveries [ID] (see cdnapi webhooks --help)"}
 	}
+	c.verb = args[0]
 	return c, nil
 }
 
