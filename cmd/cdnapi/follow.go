@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -49,68 +50,122 @@ Forgets a log's position, so that the next follower of it starts at the
 beginning of its current file. Stop the follower first.`,
 }
 
-func runFollow(ctx context.Context, env *environment, args []string) error {
+// followConfig is what follow's arguments and their CDNAPI_* variables say.
+type followConfig struct {
+	verb          string // follow (a FILE), list or forget
+	arg           string // follow's FILE, or forget's STREAM
+	stream        string
+	rejects       string
+	metricsAddr   string
+	batchLines    int
+	batchInterval time.Duration
+	poll          time.Duration
+	once          bool
+	logFormat     string
+	logLevel      string
+	db            storeFlags
+}
+
+// parseFollowConfig parses follow's arguments and checks them.
+func parseFollowConfig(env *environment, args []string) (followConfig, error) {
+	var c followConfig
 	fs := newSubcommandFlagSet("follow", followSynopsis, followSynopses, args, env.stdout)
-	db := addStoreFlags(fs, false)
-	stream := fs.String("name", "", "the log's name in the store (default: the absolute path of FILE); give each edge's log its own")
-	rejects := fs.String("rejects", "", "append each invalid line, as it was read, to this file")
-	metricsAddr := fs.String("metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (empty: none)")
-	batchLines := fs.Int("batch-lines", follow.DefaultBatchLines, "commit at the latest when a batch holds this many lines")
-	batchInterval := fs.Duration("batch-interval", follow.DefaultBatchInterval, "commit at the latest when a batch's first line is this old")
-	poll := fs.Duration("poll-interval", follow.DefaultPollInterval, "how often to look for new lines once all are read")
-	once := fs.Bool("once", false, "stop once all of the log is committed, instead of waiting for more (a backfill)")
-	logFormat := fs.String("log-format", "json", "log format: json or text")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	c.db = addStoreFlags(fs, false)
+	fs.StringVar(&c.stream, "name", "", "the log's name in the store (default: the absolute path of FILE); give each edge's log its own")
+	fs.StringVar(&c.rejects, "rejects", "", "append each invalid line, as it was read, to this file")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (empty: none)")
+	fs.IntVar(&c.batchLines, "batch-lines", follow.DefaultBatchLines, "commit at the latest when a batch holds this many lines")
+	fs.DurationVar(&c.batchInterval, "batch-interval", follow.DefaultBatchInterval, "commit at the latest when a batch's first line is this old")
+	fs.DurationVar(&c.poll, "poll-interval", follow.DefaultPollInterval, "how often to look for new lines once all are read")
+	fs.BoolVar(&c.once, "once", false, "stop once all of the log is committed, instead of waiting for more (a backfill)")
+	fs.StringVar(&c.logFormat, "log-format", "json", "log format: json or text")
+	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	args, err := parseArgs(fs, args, env.getenv)
+	if err != nil {
+		return c, err
+	}
+	if _, err := newLogger(io.Discard, c.logFormat, c.logLevel); err != nil {
+		return c, err
+	}
+	switch {
+	case len(args) == 1 && args[0] == "list":
+		c.verb = "list"
+		return c, nil
+	case len(args) == 2 && args[0] == "forget":
+		c.verb, c.arg = "forget", args[1]
+		return c, nil
+	case len(args) != 1:
+		return c, usageError{"follow: want one FILE, list, or forget STREAM (see cdnapi follow --help)"}
+	}
+	c.verb, c.arg = "follow", args[0]
+	if c.batchLines <= 0 || c.batchInterval <= 0 || c.poll <= 0 {
+		return c, usageError{"follow: --batch-lines, --batch-interval and --poll-interval must be positive"}
+	}
+	return c, nil
+}
+
+// runFollow is the follow command: it follows a log, or lists or forgets
+// the positions of those followed.
+func runFollow(ctx context.Context, env *environment, args []string) error {
+	cfg, err := parseFollowConfig(env, args)
 	if err != nil {
 		return err
 	}
-	logger, err := newLogger(env.stderr, *logFormat, *logLevel)
+	logger, err := newLogger(env.stderr, cfg.logFormat, cfg.logLevel)
 	if err != nil {
 		return err
 	}
 	ctx = sqlite.WithWaitNotice(ctx, func(msg string) { logger.Info(msg) })
-	switch {
-	case len(args) == 1 && args[0] == "list":
-		return listFollowed(ctx, env, db)
-	case len(args) == 2 && args[0] == "forget":
-		return forgetFollowed(ctx, env, db, args[1])
-	case len(args) != 1:
-		return usageError{"follow: want one FILE, list, or forget STREAM (see cdnapi follow --help)"}
+	switch cfg.verb {
+	case "list":
+		return listFollowed(ctx, env, cfg.db)
+	case "forget":
+		return forgetFollowed(ctx, env, cfg.db, cfg.arg)
 	}
-	if *batchLines <= 0 || *batchInterval <= 0 || *poll <= 0 {
-		return usageError{"follow: --batch-lines, --batch-interval and --poll-interval must be positive"}
-	}
+	return cfg.follow(ctx, logger)
+}
+
+// follow follows the log c names until ctx ends or, with --once, all of
+// it is committed.
+func (c followConfig) follow(ctx context.Context, logger *slog.Logger) error {
 	cfg := follow.Config{
-		Path: args[0], Stream: *stream,
-		BatchLines: *batchLines, BatchInterval: *batchInterval, PollInterval: *poll,
-		StopAtEnd: *once, Logger: logger,
+		Path: c.arg, Stream: c.stream,
+		BatchLines: c.batchLines, BatchInterval: c.batchInterval, PollInterval: c.poll,
+		StopAtEnd: c.once, Logger: logger,
 	}
-	if *rejects != "" {
-		f, err := os.OpenFile(*rejects, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	if c.rejects != "" {
+		f, err := os.OpenFile(c.rejects, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
 		if err != nil {
 			return fmt.Errorf("follow: %w", err)
 		}
 		defer f.Close()
 		cfg.Rejects = f
 	}
-	if *metricsAddr != "" {
-		reg := prometheus.NewRegistry()
-		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-		buildinfo.Read().Register(reg)
-		cfg.Metrics = follow.NewMetrics(reg)
-		stop, err := serveMetrics(*metricsAddr, reg)
+	if c.metricsAddr != "" {
+		metrics, stop, err := serveFollowMetrics(c.metricsAddr)
 		if err != nil {
 			return fmt.Errorf("follow: %w", err)
 		}
 		defer stop()
+		cfg.Metrics = metrics
 	}
-	st, err := db.openMigrated(ctx)
+	st, err := c.db.openMigrated(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	return follow.Run(ctx, st, cfg)
+}
+
+// serveFollowMetrics serves a follower's metrics, with the process's and
+// the build's, at http://addr/metrics until stop is called.
+func serveFollowMetrics(addr string) (_ *follow.Metrics, stop func(), err error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	buildinfo.Read().Register(reg)
+	metrics := follow.NewMetrics(reg)
+	stop, err = serveMetrics(addr, reg)
+	return metrics, stop, err
 }
 
 // serveMetrics serves reg at http://addr/metrics until stop is called.

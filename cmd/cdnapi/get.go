@@ -42,92 +42,127 @@ const (
 	defaultEdgeURL = "http://127.0.0.1:8081"
 )
 
-func runGet(ctx context.Context, env *environment, args []string) error {
+// getConfig is what get's arguments and their CDNAPI_* variables say.
+type getConfig struct {
+	what            string // files, assets, regions or status
+	apiURL, edgeURL string
+	key             string
+	limit           int
+	region          string
+	cursor          string
+	all             bool
+	output          string // table, json or ndjson
+}
+
+// parseGetConfig parses get's arguments and checks them.
+func parseGetConfig(env *environment, args []string) (getConfig, error) {
+	var c getConfig
 	fs := newFlagSet("get", getSynopsis, env.stdout)
-	var (
-		apiURL  = fs.String("api", "", "base URL of the API address (default "+defaultAPIURL+", or CDNAPI_API_URL)")
-		edgeURL = fs.String("edge", "", "base URL of the edge address (default "+defaultEdgeURL+", or CDNAPI_EDGE_URL)")
-		key     = fs.String("key", "", "API key, sent as Authorization: Bearer KEY")
-		limit   = fs.Int("limit", 0, "items per page, 1 to 100 (default: the server's, 20)")
-		region  = fs.String("region", "", "assets: only those of this region, such as FRA1")
-		cursor  = fs.String("cursor", "", "start at this next_cursor of an earlier page")
-		all     = fs.Bool("all", false, "print every page, following next_cursor")
-		output  = fs.String("o", "", "output: table, json or ndjson (default: table on a terminal, json otherwise)")
-	)
+	fs.StringVar(&c.apiURL, "api", "", "base URL of the API address (default "+defaultAPIURL+", or CDNAPI_API_URL)")
+	fs.StringVar(&c.edgeURL, "edge", "", "base URL of the edge address (default "+defaultEdgeURL+", or CDNAPI_EDGE_URL)")
+	fs.StringVar(&c.key, "key", "", "API key, sent as Authorization: Bearer KEY")
+	fs.IntVar(&c.limit, "limit", 0, "items per page, 1 to 100 (default: the server's, 20)")
+	fs.StringVar(&c.region, "region", "", "assets: only those of this region, such as FRA1")
+	fs.StringVar(&c.cursor, "cursor", "", "start at this next_cursor of an earlier page")
+	fs.BoolVar(&c.all, "all", false, "print every page, following next_cursor")
+	fs.StringVar(&c.output, "o", "", "output: table, json or ndjson (default: table on a terminal, json otherwise)")
 	args, err := parseArgs(fs, args, env.getenv)
 	if err != nil {
-		return err
+		return c, err
 	}
 	// The addresses also come from CDNAPI_API_URL and CDNAPI_EDGE_URL, the
 	// names the Go client's users know them by.
-	*apiURL = firstOf(*apiURL, env.getenv("CDNAPI_API_URL"), defaultAPIURL)
-	*edgeURL = firstOf(*edgeURL, env.getenv("CDNAPI_EDGE_URL"), defaultEdgeURL)
+	c.apiURL = firstOf(c.apiURL, env.getenv("CDNAPI_API_URL"), defaultAPIURL)
+	c.edgeURL = firstOf(c.edgeURL, env.getenv("CDNAPI_EDGE_URL"), defaultEdgeURL)
 	if len(args) != 1 {
-		return usageError{"get: want files, assets, regions or status (see cdnapi get --help)"}
+		return c, usageError{"get: want files, assets, regions or status (see cdnapi get --help)"}
 	}
-	what := args[0]
-	paged := what == "files" || what == "assets"
-	switch {
-	case what != "files" && what != "assets" && what != "regions" && what != "status":
-		return usageError{fmt.Sprintf("get: unknown list %q; want files, assets, regions or status", what)}
-	case !paged && (*limit != 0 || *cursor != ""):
-		// --all is accepted: the regions and the status are one page, which
-		// is all of them.
-		return usageError{fmt.Sprintf("get %s: --limit and --cursor are for files and assets; %s is one page", what, what)}
-	case what != "assets" && *region != "":
-		return usageError{"get: --region is for assets"}
-	}
-	if *output == "" {
-		*output = "json"
+	c.what = args[0]
+	if c.output == "" {
+		c.output = "json"
 		if isTerminal(env.stdout) {
-			*output = "table"
+			c.output = "table"
 		}
 	}
-	if *output != "table" && *output != "json" && *output != "ndjson" {
-		return usageError{fmt.Sprintf("get: -o %q: want table, json or ndjson", *output)}
+	return c, c.validate()
+}
+
+// validate reports the first value of c that get cannot work with, as a
+// usageError.
+func (c getConfig) validate() error {
+	paged := c.what == "files" || c.what == "assets"
+	switch {
+	case !paged && c.what != "regions" && c.what != "status":
+		return usageError{fmt.Sprintf("get: unknown list %q; want files, assets, regions or status", c.what)}
+	case !paged && (c.limit != 0 || c.cursor != ""):
+		// --all is accepted: the regions and the status are one page, which
+		// is all of them.
+		return usageError{fmt.Sprintf("get %s: --limit and --cursor are for files and assets; %s is one page", c.what, c.what)}
+	case c.what != "assets" && c.region != "":
+		return usageError{"get: --region is for assets"}
+	case c.output != "table" && c.output != "json" && c.output != "ndjson":
+		return usageError{fmt.Sprintf("get: -o %q: want table, json or ndjson", c.output)}
 	}
-	c, err := client.New(*apiURL, *edgeURL, client.WithAPIKey(*key), client.WithUserAgent("cdnapi-cli/1"))
+	return nil
+}
+
+// runGet is the get command: it reads one list, or all of it, from a
+// running cdnapi and prints it.
+func runGet(ctx context.Context, env *environment, args []string) error {
+	cfg, err := parseGetConfig(env, args)
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg.apiURL, cfg.edgeURL, client.WithAPIKey(cfg.key), client.WithUserAgent("cdnapi-cli/1"))
 	if err != nil {
 		return usageError{"get: " + err.Error()}
 	}
-
 	out := bufio.NewWriterSize(env.stdout, 64<<10)
-	switch what {
-	case "files":
-		p := client.ListFilesParams{Limit: *limit, Cursor: *cursor}
-		err = printList(out, *output, fileFormat, *all,
-			func() (client.Page[cdnapi.File], error) { return c.ListFiles(ctx, p) },
-			func() iter.Seq2[cdnapi.File, error] { return c.Files(ctx, p) })
-	case "assets":
-		p := client.ListAssetsParams{Limit: *limit, Region: *region, Cursor: *cursor}
-		err = printList(out, *output, assetFormat, *all,
-			func() (client.Page[cdnapi.Asset], error) { return c.ListAssets(ctx, p) },
-			func() iter.Seq2[cdnapi.Asset, error] { return c.Assets(ctx, p) })
-	case "regions":
-		err = printList(out, *output, regionFormat, false,
-			func() (client.Page[cdnapi.Region], error) { return c.ListRegions(ctx) }, nil)
-	case "status":
-		err = printStatus(ctx, c, out, *output)
-	}
+	err = cfg.print(ctx, c, out)
 	if ferr := out.Flush(); err == nil && ferr != nil {
 		err = ferr
 	}
 	if err != nil {
-		if netErr, ok := errors.AsType[*net.OpError](err); ok && netErr.Op == "dial" {
-			// Most likely serve is not running there, or runs elsewhere:
-			// say which address was tried and how to choose another.
-			flag, envVar, base := "--api", "CDNAPI_API_URL", *apiURL
-			if what == "regions" || what == "assets" {
-				flag, envVar, base = "--edge", "CDNAPI_EDGE_URL", *edgeURL
-			}
-			return fmt.Errorf("get %s: cannot reach %s (%v); is cdnapi serve running there? Give its address with %s URL or %s",
-				what, base, netErr.Err, flag, envVar)
-		}
-		// A *client.Error reads as the contract's message, with the status,
-		// code and request ID.
-		return fmt.Errorf("get %s: %w", what, err)
+		return cfg.explain(err)
 	}
 	return nil
+}
+
+// print reads what c.what names through cl and prints it to out.
+func (c getConfig) print(ctx context.Context, cl *client.Client, out *bufio.Writer) error {
+	switch c.what {
+	case "files":
+		p := client.ListFilesParams{Limit: c.limit, Cursor: c.cursor}
+		return printList(out, c.output, fileFormat, c.all,
+			func() (client.Page[cdnapi.File], error) { return cl.ListFiles(ctx, p) },
+			func() iter.Seq2[cdnapi.File, error] { return cl.Files(ctx, p) })
+	case "assets":
+		p := client.ListAssetsParams{Limit: c.limit, Region: c.region, Cursor: c.cursor}
+		return printList(out, c.output, assetFormat, c.all,
+			func() (client.Page[cdnapi.Asset], error) { return cl.ListAssets(ctx, p) },
+			func() iter.Seq2[cdnapi.Asset, error] { return cl.Assets(ctx, p) })
+	case "regions":
+		return printList(out, c.output, regionFormat, false,
+			func() (client.Page[cdnapi.Region], error) { return cl.ListRegions(ctx) }, nil)
+	}
+	return printStatus(ctx, cl, out, c.output)
+}
+
+// explain returns err of a get as it reads on the command line.
+func (c getConfig) explain(err error) error {
+	if netErr, ok := errors.AsType[*net.OpError](err); ok && netErr.Op == "dial" {
+		// Most likely serve is not running there, or runs elsewhere:
+		// say which address was tried and how to choose another.
+		flag, envVar, base := "--api", "CDNAPI_API_URL", c.apiURL
+		if c.what == "regions" || c.what == "assets" {
+			flag, envVar, base = "--edge", "CDNAPI_EDGE_URL", c.edgeURL
+		}
+		return fmt.Errorf("get %s: cannot reach %s (%v); is cdnapi serve running there? Give its address with %s URL or %s",
+			c.what, base, netErr.Err, flag, envVar)
+	}
+	// A *client.Error reads as the contract's message, with the status,
+	// code and request ID.
+	return fmt.Errorf("get %s: %w", c.what, err)
 }
 
 func firstOf(values ...string) string {
@@ -139,87 +174,149 @@ func firstOf(values ...string) string {
 	return ""
 }
 
+// listItem is an item of the lists that get prints.
+type listItem interface {
+	cdnapi.File | cdnapi.Asset | cdnapi.Region
+}
+
 // itemFormat is how a list's items are printed as a table; as JSON, they
 // are printed as the API shows them, by client.MarshalJSON.
-type itemFormat[T cdnapi.File | cdnapi.Asset | cdnapi.Region] struct {
+type itemFormat[T listItem] struct {
 	header string // the table's column names, tab-separated
 	row    func(T) string
 }
 
 // printList prints one page (page) or, with all, every item of the walk
 // (walk), in the output format out.
-func printList[T cdnapi.File | cdnapi.Asset | cdnapi.Region](w *bufio.Writer, out string, f itemFormat[T], all bool,
+func printList[T listItem](w *bufio.Writer, out string, f itemFormat[T], all bool,
 	page func() (client.Page[T], error), walk func() iter.Seq2[T, error]) error {
-	var items iter.Seq2[T, error]
-	var last client.Page[T]
-	if all {
-		items = walk()
-	} else {
+	items := walk
+	var last client.Page[T] // with all, no page follows the walk
+	if !all {
 		p, err := page()
 		if err != nil {
 			return err
 		}
-		last, items = p, func(yield func(T, error) bool) {
-			for _, it := range p.Items {
-				if !yield(it, nil) {
-					return
-				}
-			}
-		}
+		last, items = p, func() iter.Seq2[T, error] { return pageItems(p) }
 	}
-
-	var tw *tabwriter.Writer
-	switch out {
-	case "table":
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, f.header)
-	case "json":
-		w.WriteString(`{"object":"list","data":[`)
-	}
-	n := 0
-	for it, err := range items {
+	lp := newListPrinter(w, out, f)
+	lp.begin()
+	for it, err := range items() {
 		if err != nil {
 			return err
 		}
-		switch out {
-		case "table":
-			fmt.Fprintln(tw, f.row(it))
-			if n%1000 == 999 {
-				tw.Flush() // a long walk shows as it goes, in blocks of aligned rows
-			}
-		default:
-			line, err := client.MarshalJSON(it)
-			if err != nil {
-				return err
-			}
-			if out == "json" {
-				if n > 0 {
-					w.WriteByte(',')
-				}
-				w.WriteByte('\n')
-			}
-			w.Write(line)
-			if out == "ndjson" {
-				w.WriteByte('\n')
+		if err := lp.item(it); err != nil {
+			return err
+		}
+	}
+	lp.end(last.HasMore, last.NextCursor)
+	return nil
+}
+
+// pageItems yields the items of p.
+func pageItems[T listItem](p client.Page[T]) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for _, it := range p.Items {
+			if !yield(it, nil) {
+				return
 			}
 		}
-		n++
 	}
+}
+
+// listPrinter prints a list in one output format: begin before the first
+// item, item for each, and end after the last, with the cursor of the page
+// that follows, if any.
+type listPrinter[T listItem] interface {
+	begin()
+	item(T) error
+	end(hasMore bool, next string)
+}
+
+// newListPrinter returns the printer of output format out (table, json or
+// ndjson) on w; tables take their columns from f.
+func newListPrinter[T listItem](w *bufio.Writer, out string, f itemFormat[T]) listPrinter[T] {
 	switch out {
 	case "table":
-		tw.Flush()
-		if last.HasMore {
-			fmt.Fprintf(w, "… more: --cursor %s, or --all\n", last.NextCursor)
-		}
+		return &tablePrinter[T]{w: w, tw: tabwriter.NewWriter(w, 0, 4, 2, ' ', 0), f: f}
 	case "json":
-		next, _ := json.Marshal(last.NextCursor)
-		if !last.HasMore {
-			next = []byte("null")
-		}
-		fmt.Fprintf(w, "\n],\"has_more\":%t,\"next_cursor\":%s}\n", last.HasMore, next)
+		return &jsonPrinter[T]{w: w}
+	}
+	return ndjsonPrinter[T]{w: w}
+}
+
+// tablePrinter prints aligned columns, with a line that gives the next
+// page's cursor.
+type tablePrinter[T listItem] struct {
+	w  *bufio.Writer
+	tw *tabwriter.Writer
+	f  itemFormat[T]
+	n  int
+}
+
+func (p *tablePrinter[T]) begin() { fmt.Fprintln(p.tw, p.f.header) }
+
+func (p *tablePrinter[T]) item(it T) error {
+	fmt.Fprintln(p.tw, p.f.row(it))
+	if p.n++; p.n%1000 == 0 {
+		p.tw.Flush() // a long walk shows as it goes, in blocks of aligned rows
 	}
 	return nil
 }
+
+func (p *tablePrinter[T]) end(hasMore bool, next string) {
+	p.tw.Flush()
+	if hasMore {
+		fmt.Fprintf(p.w, "… more: --cursor %s, or --all\n", next)
+	}
+}
+
+// jsonPrinter prints the list envelope of the API, an item a line.
+type jsonPrinter[T listItem] struct {
+	w *bufio.Writer
+	n int
+}
+
+func (p *jsonPrinter[T]) begin() { p.w.WriteString(`{"object":"list","data":[`) }
+
+func (p *jsonPrinter[T]) item(it T) error {
+	line, err := client.MarshalJSON(it)
+	if err != nil {
+		return err
+	}
+	if p.n > 0 {
+		p.w.WriteByte(',')
+	}
+	p.n++
+	p.w.WriteByte('\n')
+	p.w.Write(line)
+	return nil
+}
+
+func (p *jsonPrinter[T]) end(hasMore bool, next string) {
+	cursor, _ := json.Marshal(next)
+	if !hasMore {
+		cursor = []byte("null")
+	}
+	fmt.Fprintf(p.w, "\n],\"has_more\":%t,\"next_cursor\":%s}\n", hasMore, cursor)
+}
+
+// ndjsonPrinter prints an item a line and nothing else: what ingest reads.
+type ndjsonPrinter[T listItem] struct{ w *bufio.Writer }
+
+func (p ndjsonPrinter[T]) begin() {}
+
+func (p ndjsonPrinter[T]) item(it T) error {
+	line, err := client.MarshalJSON(it)
+	if err != nil {
+		return err
+	}
+	p.w.Write(line)
+	p.w.WriteByte('\n')
+	return nil
+}
+
+func (p ndjsonPrinter[T]) end(bool, string) {}
 
 var (
 	fileFormat = itemFormat[cdnapi.File]{

@@ -22,76 +22,110 @@ refused by every serving process within 5 seconds. list shows each key's
 first characters (PREFIX, such as cdk_AbC9…), so that a key found in a log
 can be matched to its ID; revoke takes the ID, or the key itself.`
 
-func runKeys(ctx context.Context, env *environment, args []string) error {
+// keysConfig is what keys' arguments and their CDNAPI_* variables say.
+type keysConfig struct {
+	verb      string // create, list or revoke
+	arg       string // revoke's key ID, or the key itself
+	project   string
+	label     string
+	expiresIn time.Duration
+	quiet     bool
+	db        storeFlags
+}
+
+// parseKeysConfig parses keys' arguments and checks the words before
+// anything is opened, so that a typo never reaches the database.
+func parseKeysConfig(env *environment, args []string) (keysConfig, error) {
+	var c keysConfig
 	fs := newFlagSet("keys", keysSynopsis, env.stdout)
-	db := addStoreFlags(fs, false)
-	project := fs.String("project", "", "create: the project of the key (required); list: show only this project's keys")
-	label := fs.String("name", "", "create: a label for the key, such as who holds it")
-	expiresIn := fs.Duration("expires-in", 0, "create: how long the key is valid, e.g. 720h (default: until revoked)")
-	quiet := fs.Bool("quiet", false, "create: no warning when the project holds no files")
+	c.db = addStoreFlags(fs, false)
+	fs.StringVar(&c.project, "project", "", "create: the project of the key (required); list: show only this project's keys")
+	fs.StringVar(&c.label, "name", "", "create: a label for the key, such as who holds it")
+	fs.DurationVar(&c.expiresIn, "expires-in", 0, "create: how long the key is valid, e.g. 720h (default: until revoked)")
+	fs.BoolVar(&c.quiet, "quiet", false, "create: no warning when the project holds no files")
 	args, err := parseArgs(fs, args, env.getenv)
 	if err != nil {
-		return err
+		return c, err
 	}
-	// Check the words before anything is opened, so that a typo never
-	// reaches the database.
 	switch {
 	case len(args) == 1 && args[0] == "create":
-		if !cdnapi.ValidProject(*project) {
-			return usageError{"keys create: --project: want 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"}
+		if !cdnapi.ValidProject(c.project) {
+			return c, usageError{"keys create: --project: want 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"}
 		}
-		if *expiresIn < 0 {
-			return usageError{"keys create: --expires-in must not be negative"}
+		if c.expiresIn < 0 {
+			return c, usageError{"keys create: --expires-in must not be negative"}
 		}
 	case len(args) == 1 && args[0] == "list":
 	case len(args) == 2 && args[0] == "revoke":
-		if !strings.HasPrefix(args[1], auth.IDPrefix) && !auth.WellFormed(args[1]) {
-			return usageError{fmt.Sprintf("keys revoke: want a key ID (%s…, see cdnapi keys list) or the key itself (%s…)", auth.IDPrefix, auth.KeyPrefix)}
+		c.arg = args[1]
+		if !strings.HasPrefix(c.arg, auth.IDPrefix) && !auth.WellFormed(c.arg) {
+			return c, usageError{fmt.Sprintf("keys revoke: want a key ID (%s…, see cdnapi keys list) or the key itself (%s…)", auth.IDPrefix, auth.KeyPrefix)}
 		}
 	default:
-		return usageError{"keys: want create --project NAME, list or revoke ID (see cdnapi keys --help)"}
+		return c, usageError{"keys: want create --project NAME, list or revoke ID (see cdnapi keys --help)"}
 	}
-	st, err := db.openMigrated(ctx)
+	c.verb = args[0]
+	return c, nil
+}
+
+// runKeys is the keys command: it checks the words, then opens the store
+// and runs the verb.
+func runKeys(ctx context.Context, env *environment, args []string) error {
+	cfg, err := parseKeysConfig(env, args)
+	if err != nil {
+		return err
+	}
+	st, err := cfg.db.openMigrated(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-
 	now := time.Now()
-	switch args[0] {
+	switch cfg.verb {
 	case "create":
-		var expires time.Time
-		if *expiresIn > 0 {
-			expires = now.Add(*expiresIn)
-		}
-		key, rec := auth.NewKey(*project, *label, now, expires)
-		if err := st.CreateKey(ctx, rec); err != nil {
-			return fmt.Errorf("keys create: %w", err)
-		}
-		fmt.Fprintln(env.stdout, key)
-		fmt.Fprintf(env.stderr, "created %s for project %s; the key above is shown only once\n", rec.ID, rec.Project)
-		if !*quiet {
-			warnEmptyProject(ctx, env, st, rec.Project)
-		}
-		return nil
+		return createKey(ctx, env, st, cfg, now)
 	case "revoke":
-		id, err := keyID(ctx, st, args[1])
-		if err != nil {
-			return err
-		}
-		if err := st.RevokeKey(ctx, id, now); errors.Is(err, cdnapi.ErrNotFound) {
-			return fmt.Errorf("keys revoke: there is no key %s (see cdnapi keys list)", id)
-		} else if err != nil {
-			return fmt.Errorf("keys revoke: %w", err)
-		}
-		fmt.Fprintf(env.stdout, "revoked %s; serving processes refuse it within %v\n", id, auth.DefaultRefreshInterval)
-		return nil
+		return revokeKey(ctx, env, st, cfg.arg, now)
 	}
-	keys, err := st.APIKeys(ctx, *project)
+	keys, err := st.APIKeys(ctx, cfg.project)
 	if err != nil {
 		return fmt.Errorf("keys list: %w", err)
 	}
 	printKeys(env, keys, now)
+	return nil
+}
+
+// createKey makes a key as cfg says, stores its hash and prints the key,
+// this once.
+func createKey(ctx context.Context, env *environment, st store, cfg keysConfig, now time.Time) error {
+	var expires time.Time
+	if cfg.expiresIn > 0 {
+		expires = now.Add(cfg.expiresIn)
+	}
+	key, rec := auth.NewKey(cfg.project, cfg.label, now, expires)
+	if err := st.CreateKey(ctx, rec); err != nil {
+		return fmt.Errorf("keys create: %w", err)
+	}
+	fmt.Fprintln(env.stdout, key)
+	fmt.Fprintf(env.stderr, "created %s for project %s; the key above is shown only once\n", rec.ID, rec.Project)
+	if !cfg.quiet {
+		warnEmptyProject(ctx, env, st, rec.Project)
+	}
+	return nil
+}
+
+// revokeKey revokes the key that arg names, by its ID or as itself.
+func revokeKey(ctx context.Context, env *environment, st cdnapi.KeyStore, arg string, now time.Time) error {
+	id, err := keyID(ctx, st, arg)
+	if err != nil {
+		return err
+	}
+	if err := st.RevokeKey(ctx, id, now); errors.Is(err, cdnapi.ErrNotFound) {
+		return fmt.Errorf("keys revoke: there is no key %s (see cdnapi keys list)", id)
+	} else if err != nil {
+		return fmt.Errorf("keys revoke: %w", err)
+	}
+	fmt.Fprintf(env.stdout, "revoked %s; serving processes refuse it within %v\n", id, auth.DefaultRefreshInterval)
 	return nil
 }
 

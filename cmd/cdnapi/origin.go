@@ -43,58 +43,85 @@ it committed, and the next run finishes the rest.
 With --follow it then keeps the list in sync through inotify, syncing the
 whole folder again every --rescan and whenever inotify drops events.`
 
-func runOrigin(ctx context.Context, env *environment, args []string) error {
+// originConfig is what origin's arguments and their CDNAPI_* variables say.
+type originConfig struct {
+	dir     string // the folder synced
+	project string
+	follow  bool
+	rescan  time.Duration
+	workers int
+	batch   int
+	db      storeFlags
+}
+
+// parseOriginConfig parses origin's arguments and checks them.
+func parseOriginConfig(env *environment, args []string) (originConfig, error) {
+	var c originConfig
 	fs := newSubcommandFlagSet("origin", originSynopsis, nil, args, env.stdout)
-	db := addStoreFlags(fs, false)
-	var (
-		project = fs.String("project", "", "the project whose files DIR holds (required)")
-		follow  = fs.Bool("follow", false, "keep the list in sync until stopped (inotify, and a full rescan every --rescan)")
-		rescan  = fs.Duration("rescan", 5*time.Minute, "with --follow: sync the whole folder again this often (0: only at start and after inotify drops events)")
-		workers = fs.Int("workers", 0, "files hashed at once (default: the number of CPUs)")
-		batch   = fs.Int("batch-files", 5000, "commit at the latest when this many files have changed (and at least every second)")
-	)
+	c.db = addStoreFlags(fs, false)
+	fs.StringVar(&c.project, "project", "", "the project whose files DIR holds (required)")
+	fs.BoolVar(&c.follow, "follow", false, "keep the list in sync until stopped (inotify, and a full rescan every --rescan)")
+	fs.DurationVar(&c.rescan, "rescan", 5*time.Minute, "with --follow: sync the whole folder again this often (0: only at start and after inotify drops events)")
+	fs.IntVar(&c.workers, "workers", 0, "files hashed at once (default: the number of CPUs)")
+	fs.IntVar(&c.batch, "batch-files", 5000, "commit at the latest when this many files have changed (and at least every second)")
 	args, err := parseArgs(fs, args, env.getenv)
+	if err != nil {
+		return c, err
+	}
+	if len(args) != 2 || args[0] != "sync" {
+		return c, usageError{"origin: want sync DIR (see cdnapi origin --help)"}
+	}
+	c.dir = args[1]
+	if !cdnapi.ValidProject(c.project) {
+		return c, usageError{fmt.Sprintf("origin: --project must be %s", cdnapi.ProjectRule)}
+	}
+	if c.rescan < 0 || c.workers < 0 || c.batch < 1 {
+		return c, usageError{"origin: --rescan and --workers may not be negative, nor --batch-files below 1"}
+	}
+	return c, nil
+}
+
+// runOrigin is the origin command: it syncs the folder once, or with
+// --follow until ctx ends.
+func runOrigin(ctx context.Context, env *environment, args []string) error {
+	cfg, err := parseOriginConfig(env, args)
 	if err != nil {
 		return err
 	}
-	if len(args) != 2 || args[0] != "sync" {
-		return usageError{"origin: want sync DIR (see cdnapi origin --help)"}
-	}
-	if !cdnapi.ValidProject(*project) {
-		return usageError{fmt.Sprintf("origin: --project must be %s", cdnapi.ProjectRule)}
-	}
-	if *rescan < 0 || *workers < 0 || *batch < 1 {
-		return usageError{"origin: --rescan and --workers may not be negative, nor --batch-files below 1"}
-	}
-
-	st, err := db.openMigrated(ctx)
+	st, err := cfg.db.openMigrated(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	var progress origin.Progress
 	display := startOriginProgress(env.stderr, &progress)
-	s, err := origin.New(st, args[1], origin.Options{Project: *project, Workers: *workers, BatchFiles: *batch,
+	s, err := origin.New(st, cfg.dir, origin.Options{Project: cfg.project, Workers: cfg.workers, BatchFiles: cfg.batch,
 		Progress: &progress, Warn: display.println})
 	if err != nil {
 		display.finish("")
 		return fmt.Errorf("origin: %w", err)
 	}
-	if !*follow {
-		start := time.Now()
-		res, err := s.Sync(ctx)
-		display.finish(originSummary(s, res, time.Since(start)))
-		if err != nil {
-			return fmt.Errorf("origin: %w (what was committed stays; run again to finish)", err)
-		}
-		return nil
+	if cfg.follow {
+		return followOrigin(ctx, s, display, cfg.rescan)
 	}
+	start := time.Now()
+	res, err := s.Sync(ctx)
+	display.finish(originSummary(s, res, time.Since(start)))
+	if err != nil {
+		return fmt.Errorf("origin: %w (what was committed stays; run again to finish)", err)
+	}
+	return nil
+}
+
+// followOrigin keeps the list in sync until ctx ends: the first sync ends
+// with its summary, and each one after it with a line of its own.
+func followOrigin(ctx context.Context, s *origin.Syncer, display *originProgress, rescan time.Duration) error {
 	first := true
 	start := time.Now()
-	err = s.Follow(ctx, *rescan, func(res origin.Result) {
+	err := s.Follow(ctx, rescan, func(res origin.Result) {
 		if first {
 			display.finish(originSummary(s, res, time.Since(start)))
-			display.println(fmt.Sprintf("following %s (rescan every %s)", s.Root(), *rescan))
+			display.println(fmt.Sprintf("following %s (rescan every %s)", s.Root(), rescan))
 			first = false
 			return
 		}

@@ -35,44 +35,65 @@ Statuses: operational, degraded_performance, partial_outage, major_outage,
 under_maintenance.`,
 }
 
-func runRegions(ctx context.Context, env *environment, args []string) error {
+// regionsConfig is what regions' arguments and their CDNAPI_* variables
+// say.
+type regionsConfig struct {
+	verb   string // list or set-status
+	code   string // set-status's region
+	status cdnapi.Status
+	until  time.Time // set-status's end of the status, or zero
+	db     storeFlags
+}
+
+// parseRegionsConfig parses regions' arguments and checks the words before
+// anything is opened, so that a typo never reaches the database.
+func parseRegionsConfig(env *environment, args []string) (regionsConfig, error) {
+	var c regionsConfig
 	fs := newSubcommandFlagSet("regions", regionsSynopsis, regionsSynopses, args, env.stdout)
-	db := addStoreFlags(fs, false)
+	c.db = addStoreFlags(fs, false)
 	untilFlag := fs.String("until", "", untilHelp)
 	args, err := parseArgs(fs, args, env.getenv)
 	if err != nil {
-		return err
+		return c, err
 	}
-	// Check the words before anything is opened, so that a typo never
-	// reaches the database.
-	var until time.Time
 	switch {
 	case len(args) == 1 && args[0] == "list":
 		if *untilFlag != "" {
-			return usageError{"regions: --until goes with set-status"}
+			return c, usageError{"regions: --until goes with set-status"}
 		}
 	case len(args) == 3 && args[0] == "set-status":
-		if !cdnapi.ValidRegionCode(args[1]) {
-			return usageError{fmt.Sprintf("regions: region code %q: want three upper-case letters and a digit, such as FRA1", args[1])}
+		c.code, c.status = args[1], cdnapi.Status(args[2])
+		if !cdnapi.ValidRegionCode(c.code) {
+			return c, usageError{fmt.Sprintf("regions: region code %q: want three upper-case letters and a digit, such as FRA1", c.code)}
 		}
-		if !cdnapi.Status(args[2]).Valid() {
-			return usageError{fmt.Sprintf("regions: unknown status %q; want one of %s", args[2], quoteAll(cdnapi.Statuses))}
+		if !c.status.Valid() {
+			return c, usageError{fmt.Sprintf("regions: unknown status %q; want one of %s", c.status, quoteAll(cdnapi.Statuses))}
 		}
 		if *untilFlag != "" {
-			if until, err = parseUntil("regions", *untilFlag, time.Now()); err != nil {
-				return err
+			if c.until, err = parseUntil("regions", *untilFlag, time.Now()); err != nil {
+				return c, err
 			}
 		}
 	default:
-		return usageError{"regions: want list or set-status CODE STATUS (see cdnapi regions --help)"}
+		return c, usageError{"regions: want list or set-status CODE STATUS (see cdnapi regions --help)"}
 	}
-	st, err := db.openMigrated(ctx)
+	c.verb = args[0]
+	return c, nil
+}
+
+// runRegions is the regions command: it lists the regions, or sets the
+// status of one and shows it.
+func runRegions(ctx context.Context, env *environment, args []string) error {
+	cfg, err := parseRegionsConfig(env, args)
+	if err != nil {
+		return err
+	}
+	st, err := cfg.db.openMigrated(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-
-	if args[0] == "list" {
+	if cfg.verb == "list" {
 		regions, err := st.ListRegions(ctx)
 		if err != nil {
 			return fmt.Errorf("regions: %w", err)
@@ -80,15 +101,14 @@ func runRegions(ctx context.Context, env *environment, args []string) error {
 		printRegions(env, regions)
 		return nil
 	}
-	code, status := args[1], cdnapi.Status(args[2])
-	if err := st.SetRegionStatus(ctx, code, status, until); errors.Is(err, cdnapi.ErrNotFound) {
-		return fmt.Errorf("regions: there is no region %s (see cdnapi regions list)", code)
+	if err := st.SetRegionStatus(ctx, cfg.code, cfg.status, cfg.until); errors.Is(err, cdnapi.ErrNotFound) {
+		return fmt.Errorf("regions: there is no region %s (see cdnapi regions list)", cfg.code)
 	} else if err != nil {
-		return fmt.Errorf("regions: set the status of %s: %w", code, err)
+		return fmt.Errorf("regions: set the status of %s: %w", cfg.code, err)
 	}
-	r, err := st.Region(ctx, code)
+	r, err := st.Region(ctx, cfg.code)
 	if err != nil {
-		return fmt.Errorf("regions: read %s back: %w", code, err)
+		return fmt.Errorf("regions: read %s back: %w", cfg.code, err)
 	}
 	printRegions(env, []cdnapi.Region{r})
 	return nil

@@ -26,37 +26,64 @@ list never shows it. deliveries lists the latest attempts, newest first.
 Event types: incident.opened, incident.updated, incident.resolved,
 region.changed (default: all).`
 
-func runWebhooks(ctx context.Context, env *environment, args []string) error {
+// webhooksConfig is what webhooks' arguments and their CDNAPI_* variables
+// say.
+type webhooksConfig struct {
+	verb       string // add, list, remove or deliveries
+	arg        string // add's URL, remove's ID, deliveries' webhook ID or ""
+	events     string
+	secretFile string
+	limit      int
+	db         storeFlags
+	hook       cdnapi.Webhook // add's, made from the arguments
+}
+
+// parseWebhooksConfig parses webhooks' arguments, checks the words and
+// makes add's webhook, before anything is opened, so that a typo never
+// reaches the database.
+func parseWebhooksConfig(env *environment, args []string) (webhooksConfig, error) {
+	var c webhooksConfig
 	fs := newFlagSet("webhooks", webhooksSynopsis, env.stdout)
-	db := addStoreFlags(fs, false)
-	events := fs.String("events", "", "add: comma-separated event types (default: all)")
-	secretFile := fs.String("secret-file", "", "add: read the secret from this file (whsec_ and the base64 of 24 to 64 bytes) instead of making one")
-	limit := fs.Int("limit", 50, "deliveries: how many attempts to show, 1 to 1000")
+	c.db = addStoreFlags(fs, false)
+	fs.StringVar(&c.events, "events", "", "add: comma-separated event types (default: all)")
+	fs.StringVar(&c.secretFile, "secret-file", "", "add: read the secret from this file (whsec_ and the base64 of 24 to 64 bytes) instead of making one")
+	fs.IntVar(&c.limit, "limit", 50, "deliveries: how many attempts to show, 1 to 1000")
 	args, err := parseArgs(fs, args, env.getenv)
 	if err != nil {
-		return err
+		return c, err
 	}
-	// Check the words before anything is opened, so that a typo never
-	// reaches the database.
-	var hook cdnapi.Webhook
+	if len(args) == 2 {
+		c.arg = args[1]
+	}
 	switch {
 	case len(args) == 2 && args[0] == "add":
-		if hook, err = newWebhook(args[1], *events, *secretFile); err != nil {
-			return err
+		if c.hook, err = newWebhook(c.arg, c.events, c.secretFile); err != nil {
+			return c, err
 		}
 	case len(args) == 1 && args[0] == "list":
 	case len(args) == 2 && args[0] == "remove":
-		if !strings.HasPrefix(args[1], cdnapi.WebhookIDPrefix) {
-			return usageError{fmt.Sprintf("webhooks remove: %q is not a webhook ID; IDs start with %q (see cdnapi webhooks list)", args[1], cdnapi.WebhookIDPrefix)}
+		if !strings.HasPrefix(c.arg, cdnapi.WebhookIDPrefix) {
+			return c, usageError{fmt.Sprintf("webhooks remove: %q is not a webhook ID; IDs start with %q (see cdnapi webhooks list)", c.arg, cdnapi.WebhookIDPrefix)}
 		}
 	case (len(args) == 1 || len(args) == 2) && args[0] == "deliveries":
-		if *limit < 1 || *limit > 1000 {
-			return usageError{"webhooks deliveries: --limit must be from 1 to 1000"}
+		if c.limit < 1 || c.limit > 1000 {
+			return c, usageError{"webhooks deliveries: --limit must be from 1 to 1000"}
 		}
 	default:
-		return usageError{"webhooks: want add URL, list, remove ID or deliveries [ID] (see cdnapi webhooks --help)"}
+		return c, usageError{"webhooks: want add URL, list, remove ID or deliveries [ID] (see cdnapi webhooks --help)"}
 	}
-	st, err := db.openMigrated(ctx)
+	c.verb = args[0]
+	return c, nil
+}
+
+// runWebhooks is the webhooks command: it checks the words, then opens the
+// store and runs the verb.
+func runWebhooks(ctx context.Context, env *environment, args []string) error {
+	cfg, err := parseWebhooksConfig(env, args)
+	if err != nil {
+		return err
+	}
+	st, err := cfg.db.openMigrated(ctx)
 	if err != nil {
 		return err
 	}
@@ -65,35 +92,51 @@ func runWebhooks(ctx context.Context, env *environment, args []string) error {
 	if !ok {
 		return fmt.Errorf("webhooks: the store %T keeps no webhooks", st)
 	}
-
-	switch args[0] {
+	switch cfg.verb {
 	case "add":
-		if err := hooks.AddWebhook(ctx, hook); err != nil {
-			return fmt.Errorf("webhooks add: %w", err)
-		}
-		fmt.Fprintf(env.stdout, "id      %s\nurl     %s\nevents  %s\nsecret  %s\n", hook.ID, hook.URL, joinTypes(hook.Events), hook.Secret)
-		fmt.Fprintln(env.stderr, "the secret above is shown only once; receivers verify the webhook-signature header with it")
-		return nil
+		return addWebhook(ctx, env, hooks, cfg.hook)
 	case "remove":
-		if err := hooks.RemoveWebhook(ctx, args[1]); errors.Is(err, cdnapi.ErrNotFound) {
-			return fmt.Errorf("webhooks remove: there is no webhook %s (see cdnapi webhooks list)", args[1])
-		} else if err != nil {
-			return fmt.Errorf("webhooks remove: %w", err)
-		}
-		fmt.Fprintf(env.stdout, "removed %s and its waiting deliveries\n", args[1])
-		return nil
+		return removeWebhook(ctx, env, hooks, cfg.arg)
 	case "deliveries":
-		var id string
-		if len(args) == 2 {
-			id = args[1]
-		}
-		attempts, err := hooks.DeliveryAttempts(ctx, id, *limit)
-		if err != nil {
-			return fmt.Errorf("webhooks deliveries: %w", err)
-		}
-		printAttempts(env, attempts)
-		return nil
+		return listDeliveries(ctx, env, hooks, cfg.arg, cfg.limit)
 	}
+	return listWebhooks(ctx, env, hooks)
+}
+
+// addWebhook stores hook and prints it, with its secret, this once.
+func addWebhook(ctx context.Context, env *environment, hooks cdnapi.WebhookStore, hook cdnapi.Webhook) error {
+	if err := hooks.AddWebhook(ctx, hook); err != nil {
+		return fmt.Errorf("webhooks add: %w", err)
+	}
+	fmt.Fprintf(env.stdout, "id      %s\nurl     %s\nevents  %s\nsecret  %s\n", hook.ID, hook.URL, joinTypes(hook.Events), hook.Secret)
+	fmt.Fprintln(env.stderr, "the secret above is shown only once; receivers verify the webhook-signature header with it")
+	return nil
+}
+
+// removeWebhook removes the webhook id and its waiting deliveries.
+func removeWebhook(ctx context.Context, env *environment, hooks cdnapi.WebhookStore, id string) error {
+	if err := hooks.RemoveWebhook(ctx, id); errors.Is(err, cdnapi.ErrNotFound) {
+		return fmt.Errorf("webhooks remove: there is no webhook %s (see cdnapi webhooks list)", id)
+	} else if err != nil {
+		return fmt.Errorf("webhooks remove: %w", err)
+	}
+	fmt.Fprintf(env.stdout, "removed %s and its waiting deliveries\n", id)
+	return nil
+}
+
+// listDeliveries prints the latest limit delivery attempts, of the
+// webhook id or, for "", of every webhook.
+func listDeliveries(ctx context.Context, env *environment, hooks cdnapi.WebhookStore, id string, limit int) error {
+	attempts, err := hooks.DeliveryAttempts(ctx, id, limit)
+	if err != nil {
+		return fmt.Errorf("webhooks deliveries: %w", err)
+	}
+	printAttempts(env, attempts)
+	return nil
+}
+
+// listWebhooks prints the webhooks as a table, without their secrets.
+func listWebhooks(ctx context.Context, env *environment, hooks cdnapi.WebhookStore) error {
 	list, err := hooks.Webhooks(ctx)
 	if err != nil {
 		return fmt.Errorf("webhooks list: %w", err)

@@ -8,44 +8,56 @@ import (
 
 // check runs the assertions over the collected steps.
 func (r *Report) check() {
-	add := func(name string, ok bool, format string, args ...any) {
-		r.checks = append(r.checks, checkResult{name: name, ok: ok, detail: fmt.Sprintf(format, args...)})
-	}
 	for _, st := range r.steps {
-		// A kill -9 may cost the requests in flight on the killed process
-		// (haproxy retries most of them); nothing else may fail. The counts
-		// are of the answers held against the step (heldAgainst).
-		if st.inflight >= 0 {
-			add(st.name+": failures within the requests in flight", int64(st.badFailed) <= st.inflight,
-				"%d failed, %d were in flight at the kill", st.badFailed, st.inflight)
-		} else {
-			add(st.name+": no failed request", st.badFailed == 0, "%d failed", st.badFailed)
-		}
-		if st.storageDown {
-			add(st.name+": status answers 200", st.statusNot200 == 0, "%d of %d polls not 200", st.statusNot200, st.statusPolls)
-		} else {
-			add(st.name+": no 503 while storage is up", st.bad503 == 0, "%d answered 503 storage_unavailable", st.bad503)
-		}
-		if st.expectOutage {
-			add(st.name+": status says Storage is out", st.storagePollLate > 0 && st.storageNotOutLate == 0,
-				"%d of %d polls from 3 s in did not show major_outage", st.storageNotOutLate, st.storagePollLate)
-		}
-		r.checkLimit(st, add)
-		if st.storageUp {
-			add(st.name+": status never says Storage is out", st.storageOut == 0,
-				"%d of %d polls showed major_outage", st.storageOut, st.statusPolls)
-		}
-		if len(st.step.writes) > 0 {
-			add(st.name+": writes "+writesWanted(st.step.writes), writesAsWanted(st.writes, st.step.writes),
-				"%d writes: %v", len(st.writes), errors.Join(st.writes...))
-		}
+		r.checkStep(st)
 	}
 	under := 0
 	for _, st := range r.steps {
 		under += st.underLimited
 	}
-	add("clients under their limit are never limited", under == 0, "%d answered 429", under)
+	r.add("clients under their limit are never limited", under == 0, "%d answered 429", under)
+	r.checkCursors()
+}
 
+// add records the result of a check.
+func (r *Report) add(name string, ok bool, format string, args ...any) {
+	r.checks = append(r.checks, checkResult{name: name, ok: ok, detail: fmt.Sprintf(format, args...)})
+}
+
+// checkStep checks what the answers of one step must be, as the step says.
+func (r *Report) checkStep(st stepReport) {
+	// A kill -9 may cost the requests in flight on the killed process
+	// (haproxy retries most of them); nothing else may fail. The counts
+	// are of the answers held against the step (heldAgainst).
+	if st.inflight >= 0 {
+		r.add(st.name+": failures within the requests in flight", int64(st.badFailed) <= st.inflight,
+			"%d failed, %d were in flight at the kill", st.badFailed, st.inflight)
+	} else {
+		r.add(st.name+": no failed request", st.badFailed == 0, "%d failed", st.badFailed)
+	}
+	if st.storageDown {
+		r.add(st.name+": status answers 200", st.statusNot200 == 0, "%d of %d polls not 200", st.statusNot200, st.statusPolls)
+	} else {
+		r.add(st.name+": no 503 while storage is up", st.bad503 == 0, "%d answered 503 storage_unavailable", st.bad503)
+	}
+	if st.expectOutage {
+		r.add(st.name+": status says Storage is out", st.storagePollLate > 0 && st.storageNotOutLate == 0,
+			"%d of %d polls from 3 s in did not show major_outage", st.storageNotOutLate, st.storagePollLate)
+	}
+	r.checkLimit(st)
+	if st.storageUp {
+		r.add(st.name+": status never says Storage is out", st.storageOut == 0,
+			"%d of %d polls showed major_outage", st.storageOut, st.statusPolls)
+	}
+	if len(st.step.writes) > 0 {
+		r.add(st.name+": writes "+writesWanted(st.step.writes), writesAsWanted(st.writes, st.step.writes),
+			"%d writes: %v", len(st.writes), errors.Join(st.writes...))
+	}
+}
+
+// checkCursors checks the cursor walks: a cursor made by any process pages
+// on every other, and every walk returns every file once.
+func (r *Report) checkCursors() {
 	var missing []string
 	for _, a := range Servers {
 		for _, b := range Servers {
@@ -54,14 +66,14 @@ func (r *Report) check() {
 			}
 		}
 	}
-	add("a cursor from one process pages on every other", len(missing) == 0, "pairs never seen: %v", missing)
+	r.add("a cursor from one process pages on every other", len(missing) == 0, "pairs never seen: %v", missing)
 	bad := 0
 	for _, w := range r.walks {
 		if w.repeated > 0 || w.files != r.fleet.Files {
 			bad++
 		}
 	}
-	add("every cursor walk returns every file once", len(r.walks) > 0 && bad == 0,
+	r.add("every cursor walk returns every file once", len(r.walks) > 0 && bad == 0,
 		"%d walks completed, %d of them not exactly the %d files", len(r.walks), bad, r.fleet.Files)
 }
 

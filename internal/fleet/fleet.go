@@ -71,32 +71,56 @@ func (f *Fleet) Proc(name string) *Proc {
 
 // Load reads the state file.
 func Load(statePath string) (*Fleet, error) {
-	b, err := os.ReadFile(statePath)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("no fleet is up (no %s)", statePath)
-	}
-	if err != nil {
-		return nil, err
-	}
 	f := &Fleet{statePath: statePath}
-	if err := json.Unmarshal(b, f); err != nil {
-		return nil, fmt.Errorf("%s: %w", statePath, err)
+	if err := ReadState(statePath, "fleet", f); err != nil {
+		return nil, err
 	}
 	return f, nil
 }
 
-// Save writes the state file, replacing it atomically so that a concurrent
-// `fleet status` never reads half of it.
-func (f *Fleet) Save() error {
-	b, err := json.MarshalIndent(f, "", "  ")
+// Save writes the state file.
+func (f *Fleet) Save() error { return WriteState(f.statePath, f) }
+
+// ReadState reads the JSON state file at path into v. A missing file is an
+// error that says no what is up.
+func ReadState(path, what string, v any) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no %s is up (no %s)", what, path)
+	}
 	if err != nil {
 		return err
 	}
-	tmp := f.statePath + ".tmp"
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteState writes v as the JSON state file at path, replacing it
+// atomically so that a concurrent `fleet status` (or Status of a local
+// CDN) never reads half of it.
+func WriteState(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		return err
 	}
-	return os.Rename(tmp, f.statePath)
+	return os.Rename(tmp, path)
+}
+
+// RemoveState removes the state file at path, if there is one.
+func RemoveState(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // Env returns the fleet's addresses as NAME='value' pairs for a shell.
@@ -133,12 +157,7 @@ func (f *Fleet) Down() error {
 			errs = append(errs, <-errc)
 		}
 	}
-	errs = append(errs, os.RemoveAll(f.Dir))
-	if f.statePath != "" {
-		if err := os.Remove(f.statePath); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
+	errs = append(errs, os.RemoveAll(f.Dir), RemoveState(f.statePath))
 	return errors.Join(errs...)
 }
 
@@ -169,45 +188,48 @@ func (f *Fleet) Status(ctx context.Context) []Health {
 	stats, statsErr := haproxyStats(f.Socket)
 	var out []Health
 	for _, p := range f.Procs {
-		h := Health{Name: p.Name, Kind: p.Kind, Addr: p.Addr, PID: p.PID}
-		if !p.Running() {
-			h.Detail = "not running"
-			out = append(out, h)
-			continue
-		}
-		switch p.Kind {
-		case "postgres":
-			standby, err := pgQueryBool(ctx, pgDSN(p.Addr, "postgres"), "SELECT pg_is_in_recovery()")
-			h.OK, h.Detail = err == nil, map[bool]string{false: "primary (read-write)", true: "standby (streaming, read-only)"}[standby]
-			if err != nil {
-				h.Detail = err.Error()
-			}
-		case "redis":
-			err := redisPing(p.Addr)
-			h.OK, h.Detail = err == nil, "PONG"
-			if err != nil {
-				h.Detail = err.Error()
-			}
-		case "cdnapi":
-			code, err := httpStatus(ctx, "http://"+p.Admin+"/readyz")
-			h.OK = err == nil && code == http.StatusOK
-			h.Detail = fmt.Sprintf("edge %s, admin %s: /readyz %d", p.Edge, p.Admin, code)
-			if err != nil {
-				h.Detail = fmt.Sprintf("edge %s, admin %s: /readyz: %v", p.Edge, p.Admin, err)
-			}
-			if statsErr == nil {
-				h.Detail += ", haproxy: " + stats[p.Name]
-			}
-		case "haproxy":
-			h.Addr = f.API
-			h.OK, h.Detail = statsErr == nil, "edge "+f.Edge
-			if statsErr != nil {
-				h.Detail = statsErr.Error()
-			}
+		h := Health{Name: p.Name, Kind: p.Kind, Addr: p.Addr, PID: p.PID, Detail: "not running"}
+		if p.Running() {
+			h.OK, h.Detail = f.probe(ctx, p, stats, statsErr)
 		}
 		out = append(out, h)
 	}
 	return out
+}
+
+// probe asks running part p what it answers, as its kind allows: whether
+// it is OK, and what it said. stats are haproxy's, by server, unless
+// statsErr.
+func (f *Fleet) probe(ctx context.Context, p *Proc, stats map[string]string, statsErr error) (ok bool, detail string) {
+	switch p.Kind {
+	case "postgres":
+		standby, err := pgQueryBool(ctx, pgDSN(p.Addr, "postgres"), "SELECT pg_is_in_recovery()")
+		if err != nil {
+			return false, err.Error()
+		}
+		return true, map[bool]string{false: "primary (read-write)", true: "standby (streaming, read-only)"}[standby]
+	case "redis":
+		if err := redisPing(p.Addr); err != nil {
+			return false, err.Error()
+		}
+		return true, "PONG"
+	case "cdnapi":
+		code, err := httpStatus(ctx, "http://"+p.Admin+"/readyz")
+		detail = fmt.Sprintf("edge %s, admin %s: /readyz %d", p.Edge, p.Admin, code)
+		if err != nil {
+			detail = fmt.Sprintf("edge %s, admin %s: /readyz: %v", p.Edge, p.Admin, err)
+		}
+		if statsErr == nil {
+			detail += ", haproxy: " + stats[p.Name]
+		}
+		return err == nil && code == http.StatusOK, detail
+	case "haproxy":
+		if statsErr != nil {
+			return false, statsErr.Error()
+		}
+		return true, "edge " + f.Edge
+	}
+	return false, ""
 }
 
 // httpStatus GETs u and returns the status code.

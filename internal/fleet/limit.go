@@ -111,7 +111,7 @@ func hotRate(byClient map[string][]sample, limit float64) (rate, give float64, c
 // checkLimit checks that the clients over their limit got what one process
 // would allow them, fleet-wide, while Redis holds the buckets; and that the
 // limit is off while Redis is away.
-func (r *Report) checkLimit(st stepReport, add func(string, bool, string, ...any)) {
+func (r *Report) checkLimit(st stepReport) {
 	if r.fleet.Limits != "redis" || r.fleet.RateLimit == 0 {
 		if st.name == r.steps[0].name {
 			r.checks = append(r.checks, checkResult{name: "fleet-wide limit", skipped: true,
@@ -120,7 +120,7 @@ func (r *Report) checkLimit(st stepReport, add func(string, bool, string, ...any
 		return
 	}
 	if st.redisDown {
-		add(st.name+": limit off while Redis is away", st.hotLimitedLate == 0,
+		r.add(st.name+": limit off while Redis is away", st.hotLimitedLate == 0,
 			"%d answered 429 after the first second", st.hotLimitedLate)
 		return
 	}
@@ -129,7 +129,7 @@ func (r *Report) checkLimit(st stepReport, add func(string, bool, string, ...any
 	// within --rate-limit-redis-timeout, or the process had yet to find it
 	// back), from limitBackBy on.
 	if st.hotClients == 0 {
-		add(st.name+": fleet-wide limit within 10%", false, "no client over its limit had two answers decided by the limiter a second apart")
+		r.add(st.name+": fleet-wide limit within 10%", false, "no client over its limit had two answers decided by the limiter a second apart")
 		return
 	}
 	want := float64(r.fleet.RateLimit * st.hotClients)
@@ -137,7 +137,7 @@ func (r *Report) checkLimit(st stepReport, add func(string, bool, string, ...any
 	if back := st.limitBackBy.Sub(st.start); back > 0 {
 		from = fmt.Sprintf(" from +%.1fs (Redis answered, and a ping interval)", back.Seconds())
 	}
-	add(st.name+": fleet-wide limit within 10%", math.Abs(st.hotRate-want) <= want/10+st.hotGive,
+	r.add(st.name+": fleet-wide limit within 10%", math.Abs(st.hotRate-want) <= want/10+st.hotGive,
 		"%d clients over the limit were let through %.1f/s%s (%.1f/s served without it; ± %.1f the timing cannot tell), want %.0f/s (one process's limit)",
 		st.hotClients, st.hotRate, from, st.hotUnlimitedRate, st.hotGive, want)
 }

@@ -34,6 +34,48 @@ func Up(ctx context.Context, o Options) (f *Fleet, err error) {
 	if old, err := Load(o.StatePath); err == nil {
 		return nil, fmt.Errorf("a fleet is already up in %s (state %s): run `fleet down` first", old.Dir, o.StatePath)
 	}
+	s, err := newStartup(o)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, s.Down())
+		}
+	}()
+	if err := s.build(ctx); err != nil {
+		return s.Fleet, err
+	}
+	if err := s.startPostgres(ctx); err != nil {
+		return s.Fleet, err
+	}
+	if err := s.startRedis(ctx); err != nil {
+		return s.Fleet, err
+	}
+	if err := s.seed(ctx); err != nil {
+		return s.Fleet, err
+	}
+	cdnapis, err := s.startServers(ctx)
+	if err != nil {
+		return s.Fleet, err
+	}
+	if err := s.startHAProxy(ctx, cdnapis); err != nil {
+		return s.Fleet, err
+	}
+	return s.Fleet, nil
+}
+
+// startup is a fleet on its way up: what Up's steps share.
+type startup struct {
+	*Fleet
+	o     Options
+	pg    *pgEnv
+	ports []int // free ports not handed out yet
+}
+
+// newStartup checks that the programs a fleet runs are installed, and
+// makes its directory and picks its ports.
+func newStartup(o Options) (*startup, error) {
 	pg, err := findPostgres()
 	if err != nil {
 		return nil, err
@@ -43,133 +85,159 @@ func Up(ctx context.Context, o Options) (f *Fleet, err error) {
 			return nil, fmt.Errorf("%s is not installed: %w", prog, err)
 		}
 	}
+	ports, err := freePorts(5 + 3*len(Servers))
+	if err != nil {
+		return nil, err
+	}
 	dir, err := os.MkdirTemp("", "cdnapi-fleet-")
 	if err != nil {
 		return nil, err
 	}
 	// The postgres user must reach its directories inside.
 	if err := os.Chmod(dir, 0o755); err != nil {
+		os.Remove(dir)
 		return nil, err
 	}
-	ports, err := freePorts(5 + 3*len(Servers))
-	if err != nil {
-		return nil, err
-	}
-	addr := func() string {
-		a := "127.0.0.1:" + strconv.Itoa(ports[0])
-		ports = ports[1:]
-		return a
-	}
-	f = &Fleet{Dir: dir, Repo: o.Repo, API: addr(), Edge: addr(), Socket: filepath.Join(dir, "haproxy.sock"),
+	s := &startup{o: o, pg: pg, ports: ports}
+	s.Fleet = &Fleet{Dir: dir, Repo: o.Repo, API: s.addr(), Edge: s.addr(), Socket: filepath.Join(dir, "haproxy.sock"),
 		DB: "cdnapi", Files: o.Files, RateLimit: o.RateLimit, RateBurst: o.RateBurst, statePath: o.StatePath}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, f.Down())
-		}
-	}()
-	say := func(format string, args ...any) {
-		if o.Log != nil {
-			fmt.Fprintf(o.Log, format+"\n", args...)
-		}
-	}
-	save := func(p *Proc) error {
-		f.Procs = append(f.Procs, p)
-		return f.Save() // after every start, so that down finds what a failed up left
-	}
+	return s, nil
+}
 
-	say("building cdnapi")
-	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(dir, "cdnapi"), "./cmd/cdnapi")
-	build.Dir = o.Repo
+// addr hands out the next free port, as an address on 127.0.0.1.
+func (s *startup) addr() string {
+	a := "127.0.0.1:" + strconv.Itoa(s.ports[0])
+	s.ports = s.ports[1:]
+	return a
+}
+
+// say logs a step.
+func (s *startup) say(format string, args ...any) {
+	if s.o.Log != nil {
+		fmt.Fprintf(s.o.Log, format+"\n", args...)
+	}
+}
+
+// start starts p and records it, after every start, so that down finds
+// what a failed up left.
+func (s *startup) start(p *Proc) error {
+	if err := p.Start(); err != nil {
+		return err
+	}
+	s.Procs = append(s.Procs, p)
+	return s.Save()
+}
+
+// build builds cdnapi from the checkout into the fleet's directory.
+func (s *startup) build(ctx context.Context) error {
+	s.say("building cdnapi")
+	build := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(s.Dir, "cdnapi"), "./cmd/cdnapi")
+	build.Dir = s.o.Repo
 	if out, err := build.CombinedOutput(); err != nil {
-		return f, fmt.Errorf("go build: %w: %s", err, out)
+		return fmt.Errorf("go build: %w: %s", err, out)
 	}
+	return nil
+}
 
-	primaryAddr, standbyAddr := addr(), addr()
-	say("PostgreSQL primary on %s", primaryAddr)
-	primary, err := pg.initPrimary(filepath.Join(dir, Primary), port(primaryAddr))
+// startPostgres starts the primary, creates the fleet's database on it,
+// and starts the standby, a copy of the primary that streams from it.
+func (s *startup) startPostgres(ctx context.Context) error {
+	primaryAddr, standbyAddr := s.addr(), s.addr()
+	s.say("PostgreSQL primary on %s", primaryAddr)
+	primary, err := s.pg.initPrimary(filepath.Join(s.Dir, Primary), port(primaryAddr))
 	if err != nil {
-		return f, err
+		return err
 	}
-	if err := startPostgres(ctx, primary, save); err != nil {
-		return f, err
+	if err := s.start(primary); err != nil {
+		return err
 	}
-	if err := pgExec(ctx, pgDSN(primaryAddr, "postgres"), "CREATE DATABASE "+f.DB); err != nil {
-		return f, err
+	if err := waitPostgres(ctx, primary); err != nil {
+		return err
 	}
-	say("PostgreSQL standby on %s (pg_basebackup -R)", standbyAddr)
-	standby, err := pg.initStandby(filepath.Join(dir, Standby), port(standbyAddr), port(primaryAddr))
+	if err := pgExec(ctx, pgDSN(primaryAddr, "postgres"), "CREATE DATABASE "+s.DB); err != nil {
+		return err
+	}
+	s.say("PostgreSQL standby on %s (pg_basebackup -R)", standbyAddr)
+	standby, err := s.pg.initStandby(filepath.Join(s.Dir, Standby), port(standbyAddr), port(primaryAddr))
 	if err != nil {
-		return f, err
+		return err
 	}
-	if err := startPostgres(ctx, standby, save); err != nil {
-		return f, err
+	if err := s.start(standby); err != nil {
+		return err
 	}
+	return waitPostgres(ctx, standby)
+}
 
-	redis := &Proc{Name: Redis, Kind: "redis", Addr: addr(), Dir: dir, Log: filepath.Join(dir, "redis.log")}
+// startRedis starts Redis, which holds the rate limits, without
+// persistence.
+func (s *startup) startRedis(ctx context.Context) error {
+	redis := &Proc{Name: Redis, Kind: "redis", Addr: s.addr(), Dir: s.Dir, Log: filepath.Join(s.Dir, "redis.log")}
 	redis.Args = []string{"redis-server", "--bind", "127.0.0.1", "--port", strconv.Itoa(port(redis.Addr)),
-		"--save", "", "--appendonly", "no", "--dir", dir}
-	say("Redis on %s", redis.Addr)
-	if err := redis.Start(); err != nil {
-		return f, err
+		"--save", "", "--appendonly", "no", "--dir", s.Dir}
+	s.say("Redis on %s", redis.Addr)
+	if err := s.start(redis); err != nil {
+		return err
 	}
-	if err := save(redis); err != nil {
-		return f, err
-	}
-	if err := waitRedis(ctx, redis); err != nil {
-		return f, err
-	}
+	return waitRedis(ctx, redis)
+}
 
-	say("seeding %d files and %d assets into the primary", o.Files, o.Assets)
-	seed := exec.CommandContext(ctx, filepath.Join(dir, "cdnapi"), "seed", "--db", f.PrimaryDSN(),
-		"--files", strconv.Itoa(o.Files), "--assets", strconv.Itoa(o.Assets), "--seed", "7")
-	if out, err := seed.CombinedOutput(); err != nil {
-		return f, fmt.Errorf("cdnapi seed: %w: %s", err, out)
+// seed writes the files and assets of Options into the primary.
+func (s *startup) seed(ctx context.Context) error {
+	s.say("seeding %d files and %d assets into the primary", s.o.Files, s.o.Assets)
+	cmd := exec.CommandContext(ctx, filepath.Join(s.Dir, "cdnapi"), "seed", "--db", s.PrimaryDSN(),
+		"--files", strconv.Itoa(s.o.Files), "--assets", strconv.Itoa(s.o.Assets), "--seed", "7")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("cdnapi seed: %w: %s", err, out)
 	}
+	return nil
+}
 
-	limits, err := f.limitFlags(redis.Addr)
+// startServers starts the cdnapi processes, writing to the primary and
+// reading from the standby, and waits until each is ready.
+func (s *startup) startServers(ctx context.Context) ([]*Proc, error) {
+	limits, err := s.limitFlags(s.Proc(Redis).Addr)
 	if err != nil {
-		return f, err
+		return nil, err
 	}
 	var cdnapis []*Proc
 	for _, name := range Servers {
-		c := &Proc{Name: name, Kind: "cdnapi", Addr: addr(), Edge: addr(), Admin: addr(),
-			Dir: dir, Log: filepath.Join(dir, name+".log")}
-		c.Args = append([]string{filepath.Join(dir, "cdnapi"), "serve",
+		c := &Proc{Name: name, Kind: "cdnapi", Addr: s.addr(), Edge: s.addr(), Admin: s.addr(),
+			Dir: s.Dir, Log: filepath.Join(s.Dir, name+".log")}
+		c.Args = append([]string{filepath.Join(s.Dir, "cdnapi"), "serve",
 			"--api-addr", c.Addr, "--edge-addr", c.Edge, "--admin-addr", c.Admin,
-			"--db", f.PrimaryDSN(), "--db-read", pgDSN(standbyAddr, f.DB),
+			"--db", s.PrimaryDSN(), "--db-read", pgDSN(s.Proc(Standby).Addr, s.DB),
 			// Above haproxy's time to take a failing /readyz out of
 			// rotation (deploy/haproxy.cfg): a draining process gets no
 			// new requests before it closes its listeners.
 			"--shutdown-delay", "2s",
 			"--status-interval", "1s",
 		}, limits...)
-		say("cdnapi %s: api %s, edge %s, admin %s", name, c.Addr, c.Edge, c.Admin)
-		if err := c.Start(); err != nil {
-			return f, err
-		}
-		if err := save(c); err != nil {
-			return f, err
+		s.say("cdnapi %s: api %s, edge %s, admin %s", name, c.Addr, c.Edge, c.Admin)
+		if err := s.start(c); err != nil {
+			return nil, err
 		}
 		cdnapis = append(cdnapis, c)
 	}
 	for _, c := range cdnapis {
 		if err := waitReady(ctx, c); err != nil {
-			return f, err
+			return nil, err
 		}
 	}
+	return cdnapis, nil
+}
 
-	hap := f.haproxyProc(cdnapis)
-	say("haproxy: api %s, edge %s", f.API, f.Edge)
-	if err := hap.Start(); err != nil {
-		return f, err
+// startHAProxy starts haproxy in front of cdnapis and waits until it has
+// every one in rotation.
+func (s *startup) startHAProxy(ctx context.Context, cdnapis []*Proc) error {
+	hap := s.haproxyProc(cdnapis)
+	s.say("haproxy: api %s, edge %s", s.API, s.Edge)
+	if err := s.start(hap); err != nil {
+		return err
 	}
-	if err := save(hap); err != nil {
-		return f, err
+	if err := s.waitInRotation(ctx, true, Servers...); err != nil {
+		return fmt.Errorf("%w: %s", err, hap.LogTail())
 	}
-	if err := f.waitInRotation(ctx, true, Servers...); err != nil {
-		return f, fmt.Errorf("%w: %s", err, hap.LogTail())
-	}
-	return f, nil
+	return nil
 }
 
 // PrimaryDSN is the URL of the fleet's database on the primary.
@@ -210,17 +278,6 @@ func port(addr string) int {
 	_, p, _ := net.SplitHostPort(addr)
 	n, _ := strconv.Atoi(p)
 	return n
-}
-
-// startPostgres starts a server, records it, and waits until it answers.
-func startPostgres(ctx context.Context, p *Proc, save func(*Proc) error) error {
-	if err := p.Start(); err != nil {
-		return err
-	}
-	if err := save(p); err != nil {
-		return err
-	}
-	return waitPostgres(ctx, p)
 }
 
 // waitRedis polls until Redis answers PING.

@@ -14,7 +14,6 @@ package localcdn
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -109,33 +108,15 @@ func DefaultStatePath() string { return filepath.Join(os.TempDir(), "cdnapi-cdn.
 
 // Load reads the state file.
 func Load(statePath string) (*CDN, error) {
-	b, err := os.ReadFile(statePath)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("no CDN is up (no %s)", statePath)
-	}
-	if err != nil {
-		return nil, err
-	}
 	c := &CDN{statePath: statePath}
-	if err := json.Unmarshal(b, c); err != nil {
-		return nil, fmt.Errorf("%s: %w", statePath, err)
+	if err := fleet.ReadState(statePath, "CDN", c); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
 
-// save writes the state file, replacing it atomically so that a concurrent
-// Status never reads half of it.
-func (c *CDN) save() error {
-	b, err := json.MarshalIndent(c, "", "  ")
-	if err != nil {
-		return err
-	}
-	tmp := c.statePath + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, c.statePath)
-}
+// save writes the state file.
+func (c *CDN) save() error { return fleet.WriteState(c.statePath, c) }
 
 // Down stops every process, last started first (serve, the followers, the
 // edges, the origin), by pid, and removes the directory and the state file.
@@ -152,12 +133,7 @@ func (c *CDN) Down() error {
 			syscall.Kill(-pid, syscall.SIGKILL)
 		}
 	}
-	errs = append(errs, os.RemoveAll(c.Dir))
-	if c.statePath != "" {
-		if err := os.Remove(c.statePath); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
+	errs = append(errs, os.RemoveAll(c.Dir), fleet.RemoveState(c.statePath))
 	return errors.Join(errs...)
 }
 

@@ -35,16 +35,7 @@ func Up(ctx context.Context, o Options) (c *CDN, err error) {
 	if o.Addrs.Origin == "" {
 		o.Addrs = Ports(DefaultPortBase)
 	}
-	if old, err := Load(o.StatePath); err == nil {
-		return nil, fmt.Errorf("a CDN is already up in %s (state %s): run `scripts/cdn down` first", old.Dir, o.StatePath)
-	}
-	if _, err := nginx.Binary(); err != nil {
-		return nil, err
-	}
-	if _, err := exec.LookPath("go"); err != nil {
-		return nil, fmt.Errorf("go is not installed: %w", err)
-	}
-	if err := checkFree(o.Addrs.all()); err != nil {
+	if err := checkCanStart(o); err != nil {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "cdnapi-cdn-")
@@ -66,11 +57,8 @@ func Up(ctx context.Context, o Options) (c *CDN, err error) {
 		}
 	}
 
-	say("building cdnapi")
-	build := exec.CommandContext(ctx, "go", "build", "-o", c.bin(), "./cmd/cdnapi")
-	build.Dir = o.Repo
-	if out, err := build.CombinedOutput(); err != nil {
-		return c, fmt.Errorf("go build: %w: %s", err, out)
+	if err := c.build(ctx, say); err != nil {
+		return c, err
 	}
 	say("loading the regions %s into %s", regionCodes(), c.DB)
 	if err := c.loadRegions(ctx); err != nil {
@@ -92,6 +80,32 @@ func Up(ctx context.Context, o Options) (c *CDN, err error) {
 		return c, err
 	}
 	return c, nil
+}
+
+// checkCanStart fails, saying why, when a CDN cannot start as o says: one
+// is up already, a program is missing, or an address is taken.
+func checkCanStart(o Options) error {
+	if old, err := Load(o.StatePath); err == nil {
+		return fmt.Errorf("a CDN is already up in %s (state %s): run `scripts/cdn down` first", old.Dir, o.StatePath)
+	}
+	if _, err := nginx.Binary(); err != nil {
+		return err
+	}
+	if _, err := exec.LookPath("go"); err != nil {
+		return fmt.Errorf("go is not installed: %w", err)
+	}
+	return checkFree(o.Addrs.all())
+}
+
+// build builds cdnapi from the checkout into the CDN's directory.
+func (c *CDN) build(ctx context.Context, say func(string, ...any)) error {
+	say("building cdnapi")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", c.bin(), "./cmd/cdnapi")
+	cmd.Dir = c.Repo
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %w: %s", err, out)
+	}
+	return nil
 }
 
 // bin is the cdnapi binary built for this CDN.
