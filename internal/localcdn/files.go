@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // fileKind is one directory of the origin: how many files, their names and
@@ -29,9 +30,20 @@ var originFiles = []fileKind{
 	{"downloads", "pkg-", ".tar.gz", 28, 1, 1 << 20},
 }
 
-// writeOrigin writes the origin's files under root, and an index.html.
+// writeOrigin writes the origin's files under root, and an index.html,
+// dated an hour ago: as if uploaded before the CDN came up, and settled, so
+// that the origin sync's first pass lists them all (it leaves a file
+// changed within the last second to a later pass, as one still being
+// written), and `scripts/cdn up` ends with the whole list in place.
 func writeOrigin(root string) (files int, total int64, err error) {
 	rng := rand.New(rand.NewPCG(17, 2026))
+	uploaded := time.Now().Add(-time.Hour).Truncate(time.Second)
+	write := func(name string, data []byte) error {
+		if err := os.WriteFile(name, data, 0o644); err != nil {
+			return err
+		}
+		return os.Chtimes(name, uploaded, uploaded)
+	}
 	for _, k := range originFiles {
 		if err := os.MkdirAll(filepath.Join(root, k.dir), 0o755); err != nil {
 			return 0, 0, err
@@ -39,7 +51,7 @@ func writeOrigin(root string) (files int, total int64, err error) {
 		for i := 1; i <= k.n; i++ {
 			name := fmt.Sprintf("%s%03d%s", k.prefix, i, k.ext)
 			size := logUniform(rng, k.min, k.max)
-			if err := os.WriteFile(filepath.Join(root, k.dir, name), content("/"+k.dir+"/"+name, size), 0o644); err != nil {
+			if err := write(filepath.Join(root, k.dir, name), content("/"+k.dir+"/"+name, size)); err != nil {
 				return 0, 0, err
 			}
 			files++
@@ -47,7 +59,7 @@ func writeOrigin(root string) (files int, total int64, err error) {
 		}
 	}
 	index := []byte("<!doctype html>\n<title>cdnapi origin</title>\n<p>The origin of the CDN on one machine (scripts/cdn).\n")
-	if err := os.WriteFile(filepath.Join(root, "index.html"), index, 0o644); err != nil {
+	if err := write(filepath.Join(root, "index.html"), index); err != nil {
 		return 0, 0, err
 	}
 	return files + 1, total + int64(len(index)), nil
