@@ -25,10 +25,10 @@ import (
 	"github.com/cdnapi/cdnapi"
 )
 
-// Store is what a Syncer needs of the store: the list, to learn what it
-// holds, and transactions to change it.
+// Store is what a Syncer needs of the store: the list's stamps, to learn
+// what it holds, and transactions to change it.
 type Store interface {
-	cdnapi.FileReader
+	cdnapi.FileStampReader
 	cdnapi.Transactor
 }
 
@@ -189,23 +189,16 @@ func (s *Syncer) Sync(ctx context.Context) (Result, error) {
 	return res, err
 }
 
-// load reads what the list holds of the project.
+// load reads what the list holds of the project: its stamps, in one read,
+// without the checksums, which a sync does not compare.
 func (s *Syncer) load(ctx context.Context) (map[string]*entry, error) {
-	const page = 10_000
 	state := make(map[string]*entry)
-	var after *cdnapi.Position
-	for {
-		files, err := s.st.ListFiles(ctx, cdnapi.FileQuery{Project: s.o.Project, After: after, Limit: page})
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range files {
-			state[f.ID] = &entry{rel: f.Filename, size: f.Bytes, mtime: f.CreatedAt.Unix()}
-		}
-		if len(files) < page {
-			return state, nil
-		}
-		p := files[len(files)-1].Position()
-		after = &p
+	err := s.st.FileStamps(ctx, s.o.Project, func(f cdnapi.FileStamp) error {
+		state[f.ID] = &entry{rel: f.Filename, size: f.Bytes, mtime: f.CreatedAt}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return state, nil
 }

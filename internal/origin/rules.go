@@ -19,15 +19,23 @@ import (
 // one path in two projects makes two files, since a File's ID is unique
 // across projects.
 func ID(project, rel string) string {
-	// One Sum256 over a stack buffer when the name is short, as most are:
-	// a re-run computes an ID for every file, and sha256.New allocates.
+	// One Sum256 over a stack buffer when the name is short, as most are.
 	var buf [512]byte
-	in := append(append(append(buf[:0], project...), 0), rel...)
-	sum := sha256.Sum256(in)
-	var id [len(cdnapi.FileIDPrefix) + 32]byte
+	id := idOf(append(append(append(buf[:0], project...), 0), rel...))
+	return string(id[:])
+}
+
+// idLen is the length of an ID.
+const idLen = len(cdnapi.FileIDPrefix) + 32
+
+// idOf returns the ID whose key is project, a NUL and the path: a re-run
+// computes one for every file, without allocating.
+func idOf(key []byte) [idLen]byte {
+	sum := sha256.Sum256(key)
+	var id [idLen]byte
 	copy(id[:], cdnapi.FileIDPrefix)
 	hex.Encode(id[len(cdnapi.FileIDPrefix):], sum[:16])
-	return string(id[:])
+	return id
 }
 
 // skip is why an entry of the tree is not a file of the list.
