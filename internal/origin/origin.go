@@ -94,17 +94,9 @@ type Syncer struct {
 	Skipped Skipped
 
 	mu     sync.Mutex
-	state  map[string]*entry // by ID: what the list holds; nil until loaded
-	gen    uint64            // the number of the current pass
-	passMu sync.Mutex        // one pass at a time
-}
-
-// entry is a file as the list holds it.
-type entry struct {
-	rel   string
-	size  int64
-	mtime int64 // created_at, in Unix seconds
-	gen   uint64
+	state  *listState // what the list holds; nil until loaded
+	gen    uint64     // the number of the current pass
+	passMu sync.Mutex // one pass at a time
 }
 
 // New returns a Syncer of the files of o.Project with the folder dir. A
@@ -191,10 +183,10 @@ func (s *Syncer) Sync(ctx context.Context) (Result, error) {
 
 // load reads what the list holds of the project: its stamps, in one read,
 // without the checksums, which a sync does not compare.
-func (s *Syncer) load(ctx context.Context) (map[string]*entry, error) {
-	state := make(map[string]*entry)
+func (s *Syncer) load(ctx context.Context) (*listState, error) {
+	state := newListState()
 	err := s.st.FileStamps(ctx, s.o.Project, func(f cdnapi.FileStamp) error {
-		state[f.ID] = &entry{rel: f.Filename, size: f.Bytes, mtime: f.CreatedAt}
+		state.put(f.ID, entry{rel: f.Filename, size: f.Bytes, mtime: f.CreatedAt})
 		return nil
 	})
 	if err != nil {

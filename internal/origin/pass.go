@@ -125,16 +125,16 @@ feed:
 		for _, f := range b.files {
 			key = append(key[:prefix], b.names[start:f.end]...)
 			start = f.end
-			id := idOf(key)
-			e := s.state[string(id[:])] // looked up without allocating
-			if e != nil {
+			k := keyOfFile(key)
+			if e, ok := s.state.byKey[k]; ok {
 				e.gen = gen
+				s.state.byKey[k] = e
 				if e.size == f.size && e.mtime == createdAt(f.mtime.Unix()).Unix() {
 					res.Unchanged++
 					continue
 				}
 			}
-			todo = append(todo, job{found: found{rel: string(key[len(s.o.Project)+1:]), size: f.size, mtime: f.mtime}, id: string(id[:])})
+			todo = append(todo, job{found: found{rel: string(key[len(s.o.Project)+1:]), size: f.size, mtime: f.mtime}, id: k.id()})
 		}
 		s.mu.Unlock()
 		for _, j := range todo {
@@ -171,13 +171,8 @@ feed:
 	res.Incomplete = !complete
 
 	// What the pass looked at and did not find is gone.
-	var dels []string
 	s.mu.Lock()
-	for id, e := range s.state {
-		if e.gen != gen && s.covers(roots, paths, e.rel, complete) {
-			dels = append(dels, id)
-		}
-	}
+	dels := s.state.gone(gen, func(rel string) bool { return s.covers(roots, paths, rel, complete) })
 	s.mu.Unlock()
 	if err := c.commit(ctx, dels); err != nil {
 		return res, nil, err
@@ -371,10 +366,10 @@ func (c *collector) commit(ctx context.Context, more []string) error {
 	}
 	c.s.mu.Lock()
 	for _, f := range c.puts {
-		c.s.state[f.ID] = &entry{rel: f.Filename, size: f.Bytes, mtime: f.CreatedAt.Unix(), gen: c.s.gen}
+		c.s.state.put(f.ID, entry{rel: f.Filename, size: f.Bytes, mtime: f.CreatedAt.Unix(), gen: c.s.gen})
 	}
 	for _, id := range dels {
-		delete(c.s.state, id)
+		c.s.state.delete(id)
 	}
 	c.s.mu.Unlock()
 	c.res.Put += int64(len(c.puts))
