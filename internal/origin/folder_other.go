@@ -14,6 +14,7 @@ type folder struct {
 	f     *os.File
 	abs   string
 	names []string
+	err   error // of reading the names: next returns it after them
 }
 
 const folderBuffer = 0
@@ -28,14 +29,16 @@ func openFolder(abs string, _ *[]byte) (*folder, error) {
 		f.Close()
 		return nil, err
 	}
-	return &folder{f: f, abs: abs, names: names}, nil
+	return &folder{f: f, abs: abs, names: names, err: err}, nil
 }
 
 func (f *folder) close() { f.f.Close() }
 
 func (f *folder) next() ([]byte, error) {
 	if len(f.names) == 0 {
-		return nil, nil
+		err := f.err
+		f.err = nil
+		return nil, err
 	}
 	name := f.names[0]
 	f.names = f.names[1:]
