@@ -6,7 +6,8 @@ import (
 )
 
 // Engine is a storage engine as the program holds it: every job of a Store,
-// the API keys and the status history, the schema's migrations, and what
+// the API keys and the status history, the narrow read of a project's files
+// that `origin sync` compares with its folder, the schema's migrations, and what
 // the metrics report of it (its name and its connection pools). Both
 // engines (internal/sqlite, internal/postgres) implement it, and so does
 // the decorator that measures them (internal/storemetrics), so that
@@ -19,6 +20,7 @@ type Engine interface {
 	Store
 	KeyStore
 	StatusHistory
+	FileStampReader
 	// Migrate applies the migrations the database lacks. It refuses a
 	// database whose schema is newer than this binary.
 	Migrate(ctx context.Context) error

@@ -25,10 +25,10 @@ import (
 	"github.com/cdnapi/cdnapi"
 )
 
-// Store is what a Syncer needs of the store: the list, to learn what it
-// holds, and transactions to change it.
+// Store is what a Syncer needs of the store: the list's stamps, to learn
+// what it holds, and transactions to change it.
 type Store interface {
-	cdnapi.FileReader
+	cdnapi.FileStampReader
 	cdnapi.Transactor
 }
 
@@ -94,17 +94,9 @@ type Syncer struct {
 	Skipped Skipped
 
 	mu     sync.Mutex
-	state  map[string]*entry // by ID: what the list holds; nil until loaded
-	gen    uint64            // the number of the current pass
-	passMu sync.Mutex        // one pass at a time
-}
-
-// entry is a file as the list holds it.
-type entry struct {
-	rel   string
-	size  int64
-	mtime int64 // created_at, in Unix seconds
-	gen   uint64
+	state  *listState // what the list holds; nil until loaded
+	gen    uint64     // the number of the current pass
+	passMu sync.Mutex // one pass at a time
 }
 
 // New returns a Syncer of the files of o.Project with the folder dir. A
@@ -189,23 +181,16 @@ func (s *Syncer) Sync(ctx context.Context) (Result, error) {
 	return res, err
 }
 
-// load reads what the list holds of the project.
-func (s *Syncer) load(ctx context.Context) (map[string]*entry, error) {
-	const page = 10_000
-	state := make(map[string]*entry)
-	var after *cdnapi.Position
-	for {
-		files, err := s.st.ListFiles(ctx, cdnapi.FileQuery{Project: s.o.Project, After: after, Limit: page})
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range files {
-			state[f.ID] = &entry{rel: f.Filename, size: f.Bytes, mtime: f.CreatedAt.Unix()}
-		}
-		if len(files) < page {
-			return state, nil
-		}
-		p := files[len(files)-1].Position()
-		after = &p
+// load reads what the list holds of the project: its stamps, in one read,
+// without the checksums, which a sync does not compare.
+func (s *Syncer) load(ctx context.Context) (*listState, error) {
+	state := newListState()
+	err := s.st.FileStamps(ctx, s.o.Project, func(f cdnapi.FileStamp) error {
+		state.put(f.ID, entry{rel: f.Filename, size: f.Bytes, mtime: f.CreatedAt})
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return state, nil
 }

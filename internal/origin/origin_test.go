@@ -166,7 +166,12 @@ func TestSync(t *testing.T) {
 	}
 	for _, e := range teststore.Engines {
 		t.Run(e.Name, func(t *testing.T) {
-			st := e.Open(t)
+			// Every engine reads stamps (cdnapi.Engine has it; Open's type is
+			// the narrower cdnapi.Store).
+			st := e.Open(t).(interface {
+				cdnapi.Store
+				cdnapi.FileStampReader
+			})
 			// A file of the project the tree lacks: the project belongs
 			// to its origin, so the sync removes it.
 			stale := cdnapi.File{ID: origin.ID(project, "old.txt"), Project: project, CreatedAt: past.UTC(),

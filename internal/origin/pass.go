@@ -21,6 +21,13 @@ import (
 // costs in memory, whatever its size.
 const hashBuffer = 256 << 10
 
+// found is a regular file the walk found, with what lstat told of it.
+type found struct {
+	rel   string
+	size  int64
+	mtime time.Time
+}
+
 // job is a file to hash.
 type job struct {
 	found
@@ -60,7 +67,7 @@ func (s *Syncer) pass(ctx context.Context, roots, paths []string, onDir func(str
 	s.mu.Unlock()
 
 	// The walk and, on the first pass, the loading of the list run at once.
-	founds := make(chan found, 4096)
+	founds := make(chan *batch, 256)
 	var complete bool
 	walked := make(chan struct{})
 	go func() {
@@ -102,31 +109,45 @@ func (s *Syncer) pass(ctx context.Context, roots, paths []string, onDir func(str
 
 	pending = make(map[string]time.Duration)
 	p := s.o.Progress
+	var key []byte // the key of a file's ID: project, NUL, path
+	var todo []job
 feed:
-	for f := range founds {
-		res.Files++
-		p.Files.Add(1)
-		id := ID(s.o.Project, f.rel)
+	for b := range founds {
+		res.Files += int64(len(b.files))
+		p.Files.Add(int64(len(b.files)))
+		key = append(append(key[:0], s.o.Project...), 0)
+		if b.dir != "" {
+			key = append(append(key, b.dir...), '/')
+		}
+		prefix, start := len(key), 0
+		todo = todo[:0]
 		s.mu.Lock()
-		e := s.state[id]
-		unchanged := e != nil && e.size == f.size && e.mtime == createdAt(f.mtime.Unix()).Unix()
-		if e != nil {
-			e.gen = gen
+		for _, f := range b.files {
+			key = append(key[:prefix], b.names[start:f.end]...)
+			start = f.end
+			k := keyOfFile(key)
+			if e, ok := s.state.byKey[k]; ok {
+				e.gen = gen
+				s.state.byKey[k] = e
+				if e.size == f.size && e.mtime == createdAt(f.mtime.Unix()).Unix() {
+					res.Unchanged++
+					continue
+				}
+			}
+			todo = append(todo, job{found: found{rel: string(key[len(s.o.Project)+1:]), size: f.size, mtime: f.mtime}, id: k.id()})
 		}
 		s.mu.Unlock()
-		if unchanged {
-			res.Unchanged++
-			continue
-		}
-		if ok, wait := settled(f.mtime, time.Now()); !ok {
-			pending[f.rel] = wait
-			continue
-		}
-		p.QueuedBytes.Add(f.size)
-		select {
-		case jobs <- job{found: f, id: id}:
-		case <-ctx.Done():
-			break feed
+		for _, j := range todo {
+			if ok, wait := settled(j.mtime, time.Now()); !ok {
+				pending[j.rel] = wait
+				continue
+			}
+			p.QueuedBytes.Add(j.size)
+			select {
+			case jobs <- j:
+			case <-ctx.Done():
+				break feed
+			}
 		}
 	}
 	for range founds { // after a failed commit: let the walk end
@@ -150,13 +171,8 @@ feed:
 	res.Incomplete = !complete
 
 	// What the pass looked at and did not find is gone.
-	var dels []string
 	s.mu.Lock()
-	for id, e := range s.state {
-		if e.gen != gen && s.covers(roots, paths, e.rel, complete) {
-			dels = append(dels, id)
-		}
-	}
+	dels := s.state.gone(gen, func(rel string) bool { return s.covers(roots, paths, rel, complete) })
 	s.mu.Unlock()
 	if err := c.commit(ctx, dels); err != nil {
 		return res, nil, err
@@ -186,7 +202,7 @@ func (s *Syncer) covers(roots, paths []string, rel string, complete bool) bool {
 
 // produce sends the regular files under roots and at paths to out, then
 // closes it. It reports whether it read everything it was to read.
-func (s *Syncer) produce(roots, paths []string, out chan<- found, onDir func(string)) bool {
+func (s *Syncer) produce(roots, paths []string, out chan<- *batch, onDir func(string)) bool {
 	complete := true
 	for _, r := range roots {
 		if !walk(s.root, r, out, onDir, &s.Skipped, s.o.Warn) {
@@ -203,7 +219,12 @@ func (s *Syncer) produce(roots, paths []string, out chan<- found, onDir func(str
 			continue
 		}
 		if classify(path.Base(rel), fi.Mode().Type()) == keep && fi.Mode().IsRegular() {
-			out <- found{rel: rel, size: fi.Size(), mtime: fi.ModTime()}
+			b := &batch{}
+			if dir := path.Dir(rel); dir != "." {
+				b.dir = dir
+			}
+			b.add([]byte(path.Base(rel)), fi.Size(), fi.ModTime())
+			out <- b
 		}
 	}
 	close(out)
@@ -345,10 +366,10 @@ func (c *collector) commit(ctx context.Context, more []string) error {
 	}
 	c.s.mu.Lock()
 	for _, f := range c.puts {
-		c.s.state[f.ID] = &entry{rel: f.Filename, size: f.Bytes, mtime: f.CreatedAt.Unix(), gen: c.s.gen}
+		c.s.state.put(f.ID, entry{rel: f.Filename, size: f.Bytes, mtime: f.CreatedAt.Unix(), gen: c.s.gen})
 	}
 	for _, id := range dels {
-		delete(c.s.state, id)
+		c.s.state.delete(id)
 	}
 	c.s.mu.Unlock()
 	c.res.Put += int64(len(c.puts))

@@ -19,15 +19,60 @@ import (
 // one path in two projects makes two files, since a File's ID is unique
 // across projects.
 func ID(project, rel string) string {
-	// One Sum256 over a stack buffer when the name is short, as most are:
-	// a re-run computes an ID for every file, and sha256.New allocates.
+	// One Sum256 over a stack buffer when the name is short, as most are.
 	var buf [512]byte
-	in := append(append(append(buf[:0], project...), 0), rel...)
+	return keyOfFile(append(append(append(buf[:0], project...), 0), rel...)).id()
+}
+
+// idKey is an ID of the form ID gives, as the 128 bits it shows in hex: the
+// key of a Syncer's state, which a re-run looks up for every file, hashed
+// and compared in a few instructions, and computed without allocating.
+type idKey [16]byte
+
+// idLen is the length of an ID of the form ID gives.
+const idLen = len(cdnapi.FileIDPrefix) + 32
+
+// keyOfFile returns the key of the file whose project, NUL and path are in.
+func keyOfFile(in []byte) idKey {
 	sum := sha256.Sum256(in)
-	var id [len(cdnapi.FileIDPrefix) + 32]byte
+	return idKey(sum[:16])
+}
+
+// id returns the ID whose key is k.
+func (k idKey) id() string {
+	var id [idLen]byte
 	copy(id[:], cdnapi.FileIDPrefix)
-	hex.Encode(id[len(cdnapi.FileIDPrefix):], sum[:16])
+	hex.Encode(id[len(cdnapi.FileIDPrefix):], k[:])
 	return string(id[:])
+}
+
+// keyOf returns the key of id, if id has the form ID gives ("fil_" and 32
+// lowercase hex digits); a file ingested otherwise may have any other.
+func keyOf(id string) (k idKey, ok bool) {
+	if len(id) != idLen || !strings.HasPrefix(id, cdnapi.FileIDPrefix) {
+		return k, false
+	}
+	digits := id[len(cdnapi.FileIDPrefix):]
+	for i := range k {
+		hi, ok1 := hexDigit(digits[2*i])
+		lo, ok2 := hexDigit(digits[2*i+1])
+		if !ok1 || !ok2 {
+			return k, false
+		}
+		k[i] = hi<<4 | lo
+	}
+	return k, true
+}
+
+// hexDigit is the value of a lowercase hex digit, as hex.Encode writes them.
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
 }
 
 // skip is why an entry of the tree is not a file of the list.

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io/fs"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,5 +104,45 @@ func TestCreatedAt(t *testing.T) {
 		if got := createdAt(tc.sec); cdnapi.Timestamp(got) != tc.want || got.Location() != time.UTC {
 			t.Errorf("createdAt(%d) = %s, want %s", tc.sec, got, tc.want)
 		}
+	}
+}
+
+// TestKeyOf: the key of an ID of ID's form is what the state is kept by,
+// and gives the ID back; any other ID (a file ingested otherwise, in any
+// case of hex digits) has none, and is kept apart.
+func TestKeyOf(t *testing.T) {
+	for _, rel := range []string{"a", "img/logo.png", "日本語/ファイル.txt"} {
+		id := ID("site", rel)
+		k, ok := keyOf(id)
+		if !ok || k.id() != id {
+			t.Errorf("keyOf(%q) = %x, %v; want the key of that ID", id, k, ok)
+		}
+		if k != keyOfFile([]byte("site\x00"+rel)) {
+			t.Errorf("the key of %q differs from keyOfFile's", rel)
+		}
+	}
+	upper := "fil_" + strings.ToUpper(ID("site", "a")[4:])
+	for _, id := range []string{"", "fil_", "fil_0123", upper, "abc_" + ID("site", "a")[4:], ID("site", "a") + "0", "fil_0123456789abcdef0123456789abcdeg"} {
+		if k, ok := keyOf(id); ok {
+			t.Errorf("keyOf(%q) = %x, want none", id, k)
+		}
+	}
+
+	st := newListState()
+	st.put(ID("site", "a"), entry{rel: "a"})
+	st.put(upper, entry{rel: "a"})
+	st.put("fil_ingested", entry{rel: "b"})
+	if len(st.byKey) != 1 || len(st.foreign) != 2 {
+		t.Fatalf("state holds %d by key and %d apart, want 1 and 2", len(st.byKey), len(st.foreign))
+	}
+	gone := st.gone(1, func(string) bool { return true })
+	slices.Sort(gone)
+	if want := []string{upper, ID("site", "a"), "fil_ingested"}; !slices.Equal(gone, want) {
+		t.Errorf("gone = %q, want %q", gone, want)
+	}
+	st.delete(upper)
+	st.delete(ID("site", "a"))
+	if len(st.byKey) != 0 || len(st.foreign) != 1 {
+		t.Errorf("after two deletes, state holds %d by key and %d apart, want 0 and 1", len(st.byKey), len(st.foreign))
 	}
 }

@@ -9,110 +9,167 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
-// found is a regular file the walk found, with what lstat told of it.
-type found struct {
-	rel   string
+// entryStat is what lstat tells of an entry of a folder.
+type entryStat struct {
+	typ   fs.FileMode
 	size  int64
 	mtime time.Time
+}
+
+// batch is regular files of one folder, as the walk found them: sent
+// together, so that a walk costs one channel send and one lock of the
+// Syncer's state per folder, not per file, and an unchanged file costs no
+// allocation at all (its path is put together only if it must be read).
+type batch struct {
+	dir   string // the folder, relative to the origin ("" for the origin itself)
+	names []byte // the files' names, end to end
+	files []batchFile
+}
+
+type batchFile struct {
+	end   int // the name is names[end of the file before : end]
+	size  int64
+	mtime time.Time
+}
+
+// batchMax bounds the files of a batch, and so its memory, in a folder of
+// very many files.
+const batchMax = 1024
+
+func (b *batch) add(name []byte, size int64, mtime time.Time) {
+	b.names = append(b.names, name...)
+	b.files = append(b.files, batchFile{end: len(b.names), size: size, mtime: mtime})
 }
 
 // walker lists the regular files under a folder of the origin, reading
 // folders in parallel: with a warm cache a walk is system calls, one
 // getdents per folder and one lstat per file, which a single goroutine
-// makes one at a time.
+// makes one at a time. walkParallel goroutines take folders from a stack of
+// those found and not read yet.
 type walker struct {
 	root    string
-	out     chan<- found
+	out     chan<- *batch
 	onDir   func(abs string) // called for every folder kept, before it is read; may be nil
 	skipped *Skipped
 	warn    func(string)
 	failed  atomic.Bool // a folder or file could not be read: the walk missed some
-	sem     chan struct{}
-	wg      sync.WaitGroup
+
+	mu      sync.Mutex
+	wake    sync.Cond
+	todo    []string // folders to read, relative to root
+	reading int      // folders being read, which may add to todo
 }
 
 // walkParallel is how many folders are read at once.
 const walkParallel = 4
 
-// walk sends every regular file under rel ("" for the whole origin) to out. It reports false if some folder or file could not be
-// read, so that what it did not see is not taken as gone.
-func walk(root, rel string, out chan<- found, onDir func(string), skipped *Skipped, warn func(string)) bool {
-	w := &walker{root: root, out: out, onDir: onDir, skipped: skipped, warn: warn, sem: make(chan struct{}, walkParallel-1)}
-	w.wg.Add(1)
-	w.dir(rel)
-	w.wg.Wait()
+// walk sends every regular file under rel ("" for the whole origin) to
+// out. It reports false if some folder or file could not be read, so that
+// what it did not see is not taken as gone.
+func walk(root, rel string, out chan<- *batch, onDir func(string), skipped *Skipped, warn func(string)) bool {
+	w := &walker{root: root, out: out, onDir: onDir, skipped: skipped, warn: warn, todo: []string{rel}}
+	w.wake.L = &w.mu
+	var wg sync.WaitGroup
+	for range walkParallel {
+		wg.Go(w.run)
+	}
+	wg.Wait()
 	return !w.failed.Load()
 }
 
-// dir reads the folder rel and, in turn or in parallel, its subfolders.
-func (w *walker) dir(rel string) {
-	defer w.wg.Done()
+// run reads folders until none is left and none is being read.
+func (w *walker) run() {
+	var buf []byte // the getdents buffer, one per goroutine
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for {
+		for len(w.todo) == 0 && w.reading > 0 {
+			w.wake.Wait()
+		}
+		if len(w.todo) == 0 {
+			return
+		}
+		rel := w.todo[len(w.todo)-1]
+		w.todo = w.todo[:len(w.todo)-1]
+		w.reading++
+		w.mu.Unlock()
+		subs := w.dir(rel, &buf)
+		w.mu.Lock()
+		w.reading--
+		w.todo = append(w.todo, subs...)
+		if len(subs) > 0 || w.reading == 0 {
+			w.wake.Broadcast()
+		}
+	}
+}
+
+// dir reads the folder rel, sends its regular files to out, and returns its
+// subfolders.
+func (w *walker) dir(rel string, buf *[]byte) (subs []string) {
 	abs := filepath.Join(w.root, filepath.FromSlash(rel))
 	if w.onDir != nil {
 		w.onDir(abs)
 	}
-	f, err := os.Open(abs)
+	f, err := openFolder(abs, buf)
 	if err != nil {
+		if rel != "" && (errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENOTDIR)) {
+			return nil // no longer a folder: replaced since its parent was read
+		}
 		w.fail(rel, err)
-		return
+		return nil
 	}
-	defer f.Close()
-	// Names, then one fstatat each, relative to the folder: the type,
-	// size and time in one system call, without looking the folder's path
-	// up again. (ReadDir's entries would cost an lstat of the full path
-	// each, and allocate more.)
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		w.fail(rel, err)
-		// Go on with what was read.
-	}
-	fd := int(f.Fd())
-	for _, name := range names {
-		if w.skip(rel, name, classify(name, 0)) { // by name alone
+	defer f.close()
+	b := &batch{dir: rel}
+	for {
+		name, err := f.next()
+		if err != nil {
+			w.fail(rel, err)
+			break // go on with what was read
+		}
+		if name == nil {
+			break
+		}
+		if w.skip(rel, name, classify(string(name), 0)) { // by name alone
 			continue
 		}
-		var st unix.Stat_t
-		if err := unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-			if !errors.Is(err, unix.ENOENT) { // gone since the folder was read: not there
-				w.fail(path.Join(rel, name), err)
+		st, err := f.lstat(name)
+		if err != nil {
+			if !errors.Is(err, syscall.ENOENT) { // gone since the folder was read: not there
+				w.fail(path.Join(rel, string(name)), err)
 			}
 			continue
 		}
-		typ := statType(st.Mode)
-		if w.skip(rel, name, classify(name, typ)) {
+		if w.skip(rel, name, classify(string(name), st.typ)) {
 			continue
 		}
-		sub := path.Join(rel, name)
-		if typ.IsDir() {
-			w.wg.Add(1)
-			select {
-			case w.sem <- struct{}{}:
-				go func() {
-					defer func() { <-w.sem }()
-					w.dir(sub)
-				}()
-			default:
-				w.dir(sub)
-			}
+		if st.typ.IsDir() {
+			subs = append(subs, path.Join(rel, string(name)))
 			continue
 		}
-		w.out <- found{rel: sub, size: st.Size, mtime: time.Unix(st.Mtim.Unix())}
+		b.add(name, st.size, st.mtime)
+		if len(b.files) == batchMax {
+			w.out <- b
+			b = &batch{dir: rel}
+		}
 	}
+	if len(b.files) > 0 {
+		w.out <- b
+	}
+	return subs
 }
 
 // skip counts an entry left out by rule k, and reports whether it is.
-func (w *walker) skip(rel, name string, k skip) bool {
+func (w *walker) skip(rel string, name []byte, k skip) bool {
 	switch k {
 	case hidden:
 		w.skipped.Hidden.Add(1)
 	case badName:
 		w.skipped.BadNames.Add(1)
-		w.warn("skipped " + quoteName(path.Join(rel, name)) + ": the name is not UTF-8 text")
+		w.warn("skipped " + quoteName(path.Join(rel, string(name))) + ": the name is not UTF-8 text")
 	case symlink:
 		w.skipped.Symlinks.Add(1)
 	case special:
@@ -121,19 +178,6 @@ func (w *walker) skip(rel, name string, k skip) bool {
 		return false
 	}
 	return true
-}
-
-// statType is the type of a file as fs.FileMode tells it, from stat's mode.
-func statType(mode uint32) fs.FileMode {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFREG:
-		return 0
-	case unix.S_IFDIR:
-		return fs.ModeDir
-	case unix.S_IFLNK:
-		return fs.ModeSymlink
-	}
-	return fs.ModeDevice // or a pipe, a socket: special all the same
 }
 
 func (w *walker) fail(rel string, err error) {

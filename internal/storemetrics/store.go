@@ -50,6 +50,7 @@ const (
 	opLogPosition
 	opLogPositions
 	opDeleteLogPosition
+	opFileStamps
 	numOps
 )
 
@@ -64,6 +65,7 @@ var opNames = [numOps]string{
 	"record_status_change", "status_changes", "update_incident",
 	"list_incidents", "incidents_since", "delete_history_before",
 	"log_position", "log_positions", "delete_log_position",
+	"file_stamps",
 }
 
 // Measure returns st with every call recorded in reg, and registers there

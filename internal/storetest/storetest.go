@@ -42,6 +42,7 @@ func Run(t *testing.T, newStore func(t *testing.T) cdnapi.Store) {
 		{"WalkWithInserts", testWalkWithInserts},
 		{"DeleteFiles", testDeleteFiles},
 		{"WalkWithDeletes", testWalkWithDeletes},
+		{"FileStamps", testFileStamps},
 		{"AfterPositionBetweenRows", testAfterBetweenRows},
 		{"RegionFilter", testRegionFilter},
 		{"ProjectScoping", testProjectScoping},
