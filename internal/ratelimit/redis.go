@@ -72,19 +72,26 @@ type RedisOptions struct {
 // down, and whenever requests went through unchecked since it was last
 // asked, so that an unchecked pass shows within one probe interval.
 type Redis struct {
-	policy  Policy
-	limit   redis_rate.Limit
-	client  *redis.Client
-	pinger  *redis.Client // Run's own connection, which a busy pool cannot hold up
-	limiter *redis_rate.Limiter
-	timeout time.Duration
-	every   time.Duration
-	checkTO time.Duration
-	log     *slog.Logger
+	policy Policy
+	limit  redis_rate.Limit
+	// The requests' pool and Run's own connection, which a busy pool
+	// cannot hold up; each is replaced by a new one around an outage (see
+	// renewPinger).
+	pool     atomic.Pointer[redisPool]
+	pinger   atomic.Pointer[redis.Client]
+	opts     *redis.Options // the requests' pool's
+	pingOpts *redis.Options // the pinger's: one connection
+	timeout  time.Duration
+	every    time.Duration
+	checkTO  time.Duration
+	log      *slog.Logger
 
 	down  atomic.Bool
 	check chan struct{} // a request failed: Run pings now
 	logMu sync.Mutex    // orders the outage and recovery log lines
+
+	renewMu sync.Mutex // orders renewing the pools and Close
+	closed  bool
 
 	refused refusals
 	// uncheckedSeen is the count of unchecked requests when Status last
@@ -132,21 +139,19 @@ func NewRedis(url string, p Policy, opts RedisOptions) (*Redis, error) {
 	// out of the request's time, which would read as a busy Redis.
 	o.DialerRetries = 1
 	o.DialerRetryTimeout = time.Microsecond // it waits this even after the last try
-	client := redis.NewClient(o)
 	po := *o
 	po.PoolSize, po.MinIdleConns, po.MaxIdleConns = 1, 0, 1
 	r := &Redis{
-		policy:  p,
-		limit:   redis_rate.Limit{Rate: p.Rate, Burst: p.Burst, Period: time.Second},
-		client:  client,
-		pinger:  redis.NewClient(&po),
-		limiter: redis_rate.NewLimiter(client),
-		timeout: opts.Timeout,
-		every:   opts.CheckInterval,
-		checkTO: opts.CheckTimeout,
-		log:     opts.Logger,
-		check:   make(chan struct{}, 1),
-		refused: refusals{until: map[string]refusal{}},
+		policy:   p,
+		limit:    redis_rate.Limit{Rate: p.Rate, Burst: p.Burst, Period: time.Second},
+		opts:     o,
+		pingOpts: &po,
+		timeout:  opts.Timeout,
+		every:    opts.CheckInterval,
+		checkTO:  opts.CheckTimeout,
+		log:      opts.Logger,
+		check:    make(chan struct{}, 1),
+		refused:  refusals{until: map[string]refusal{}},
 		unlimited: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "cdnapi_rate_limit_unlimited_total",
 			Help: "Requests served without a rate limit because Redis was down (its connection failed).",
@@ -165,7 +170,20 @@ func NewRedis(url string, p Policy, opts RedisOptions) (*Redis, error) {
 		}),
 	}
 	r.up.Set(1)
+	r.pool.Store(newRedisPool(o))
+	r.pinger.Store(redis.NewClient(&po))
 	return r, nil
+}
+
+// redisPool is the requests' connection pool and the limiter on it.
+type redisPool struct {
+	client  *redis.Client
+	limiter *redis_rate.Limiter
+}
+
+func newRedisPool(o *redis.Options) *redisPool {
+	c := redis.NewClient(o)
+	return &redisPool{client: c, limiter: redis_rate.NewLimiter(c)}
 }
 
 // RedactURL returns a Redis URL without its password, for messages and
@@ -230,7 +248,7 @@ func (r *Redis) Take(ctx context.Context, client string, now time.Time) cdnapi.R
 		return r.refusal(d.RetryAfter, d.Reset)
 	}
 	callCtx, cancel := context.WithTimeout(ctx, r.timeout)
-	res, err := r.limiter.Allow(callCtx, client, r.limit)
+	res, err := r.pool.Load().limiter.Allow(callCtx, client, r.limit)
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -343,17 +361,53 @@ func (r *Redis) Run(ctx context.Context) {
 			}
 		}
 		pingCtx, cancel := context.WithTimeout(ctx, r.checkTO)
-		err := r.pinger.Ping(pingCtx).Err()
+		err := r.pinger.Load().Ping(pingCtx).Err()
 		cancel()
 		switch {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
+			r.renewPinger()
 			r.failed(err)
 		case r.down.Load():
+			r.renewPool()
 			r.recovered()
 		}
 	}
+}
+
+// A go-redis pool that failed to dial as many times as it has
+// connections stops dialing: each Get returns the last dial error at once,
+// until a redial it retries every second succeeds. That would delay the
+// end of an outage by up to a second for the pinger (one connection: one
+// failed ping), and let requests through unchecked meanwhile on the
+// requests' pool, whose calls fail at once with that error while Redis
+// answers (the requests that find Redis gone before a ping declares the
+// outage each fail a dial: a busy process's pool of 10 per CPU fails them
+// all). So the pinger gets a new pool after each failed ping, and the
+// requests a new one when Redis answers again: a new pool dials at once.
+
+// renewPinger replaces the pinger by a new client, after a failed ping.
+func (r *Redis) renewPinger() {
+	r.renewMu.Lock()
+	defer r.renewMu.Unlock()
+	if r.closed {
+		return
+	}
+	r.pinger.Swap(redis.NewClient(r.pingOpts)).Close()
+}
+
+// renewPool replaces the requests' pool by a new one, when Redis answers
+// again after an outage. The old one is closed once the calls still on
+// it (made before the outage was declared) have run out of time.
+func (r *Redis) renewPool() {
+	r.renewMu.Lock()
+	defer r.renewMu.Unlock()
+	if r.closed {
+		return
+	}
+	old := r.pool.Swap(newRedisPool(r.opts))
+	time.AfterFunc(r.checkTO, func() { old.client.Close() })
 }
 
 // failed marks Redis down, logging the first failure of an outage only.
@@ -400,5 +454,8 @@ func (r *Redis) Collectors() []prometheus.Collector {
 
 // Close closes the connections to Redis.
 func (r *Redis) Close() error {
-	return errors.Join(r.client.Close(), r.pinger.Close())
+	r.renewMu.Lock()
+	defer r.renewMu.Unlock()
+	r.closed = true
+	return errors.Join(r.pool.Load().client.Close(), r.pinger.Load().Close())
 }

@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"strings"
@@ -373,5 +374,57 @@ func TestRedisUncheckedShowsInStatus(t *testing.T) {
 	}
 	if got := r.Status(); got != cdnapi.StatusOperational {
 		t.Errorf("Status with no unchecked request since = %s", got)
+	}
+}
+
+// TestRedisBackAfterRestart kills Redis and starts it again on its port,
+// three times: each time the limit is back within a few check intervals
+// of Redis answering, with no request let through unchecked after that.
+// go-redis stops dialing a pool that failed as many dials as it has
+// connections, returning the last dial error until a redial it retries
+// every second succeeds: the pinger (one connection) found Redis up to a
+// second late, and the requests' pool, which a request in flight at the
+// outage had made fail, let requests through unchecked meanwhile, each
+// failing at once with "connection refused" while Redis answered (the
+// fleet drill's 4b: 13 requests a second unchecked, 1.6 s after Redis
+// answered).
+func TestRedisBackAfterRestart(t *testing.T) {
+	srv := redistest.Start(t)
+	const every = 50 * time.Millisecond
+	// One connection for requests, as a busy process's pool of 20 is
+	// after 20 failed requests; a call may take a second on a loaded
+	// machine, which is not what is tested.
+	r := newRedis(t, srv.URL+"?pool_size=1", Policy{Rate: 100, Burst: 100},
+		RedisOptions{Timeout: time.Second, CheckInterval: every})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	for cycle := range 3 {
+		client := fmt.Sprintf("ip:192.0.2.%d", cycle+1)
+		if d := r.Take(t.Context(), client, time.Now()); !d.Limited || !d.Allowed {
+			t.Fatalf("cycle %d, Redis up: %+v", cycle, d)
+		}
+		srv.Stop()
+		// A request in flight: its call fails, as does its pool's dial.
+		r.Take(t.Context(), client, time.Now())
+		waitStatus(t, r, cdnapi.StatusDegradedPerformance)
+		time.Sleep(6 * every) // pings fail meanwhile
+
+		srv.Restart()
+		answered := time.Now()
+		time.Sleep(6 * every) // Run pings at least 5 times
+		before := r.unchecked.Load()
+		for i := range 20 {
+			if d := r.Take(t.Context(), client, time.Now()); !d.Limited {
+				t.Fatalf("cycle %d: request %d, %v after Redis answered again, was let through unchecked",
+					cycle, i, time.Since(answered).Round(time.Millisecond))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := r.unchecked.Load() - before; n != 0 {
+			t.Fatalf("cycle %d: %d requests unchecked after Redis answered again", cycle, n)
+		}
 	}
 }
