@@ -2,7 +2,6 @@ package main
 
 import (
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -50,32 +49,41 @@ func TestStatusStreamInBrowser(t *testing.T) {
 	}
 
 	// The Last-Event-ID of every stream request the browser sends, "" for
-	// none, in order.
+	// none, in order. The headers as sent come in the ExtraInfo event,
+	// which Chromium may send before or after the request's own event
+	// (the DevTools protocol does not order them), so each request is
+	// kept in the order its first event came, and read once it has both.
 	var mu sync.Mutex
-	var lastIDs []string
-	streamIDs := map[network.RequestID]bool{}
+	var order []network.RequestID
+	isStream := map[network.RequestID]bool{}
+	lastID := map[network.RequestID]string{}
+	seen := func(id network.RequestID) {
+		if _, ok := isStream[id]; !ok {
+			isStream[id] = false
+			order = append(order, id)
+		}
+	}
 	if _, err := chromedp.Call(b.ctx, network.Enable, network.EnableParams{}); err != nil {
 		t.Fatal(err)
 	}
-	// The headers as sent come in the ExtraInfo event, after the request's.
 	if err := chromedp.Listen(b.ctx, func(ev any) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch e := ev.(type) {
 		case *network.EventRequestWillBeSent:
+			seen(e.RequestID)
 			if strings.HasSuffix(e.Request.URL, "/api/v1/status/stream") {
-				streamIDs[e.RequestID] = true
+				isStream[e.RequestID] = true
 			}
 		case *network.EventRequestWillBeSentExtraInfo:
-			if streamIDs[e.RequestID] {
-				var id string
-				for k, v := range e.Headers {
-					if strings.EqualFold(k, "Last-Event-ID") {
-						id, _ = v.(string)
-					}
+			seen(e.RequestID)
+			id := ""
+			for k, v := range e.Headers {
+				if strings.EqualFold(k, "Last-Event-ID") {
+					id, _ = v.(string)
 				}
-				lastIDs = append(lastIDs, id)
 			}
+			lastID[e.RequestID] = id
 		}
 	}); err != nil {
 		t.Fatal(err)
@@ -83,7 +91,13 @@ func TestStatusStreamInBrowser(t *testing.T) {
 	streamRequests := func() []string {
 		mu.Lock()
 		defer mu.Unlock()
-		return slices.Clone(lastIDs)
+		var ids []string
+		for _, r := range order {
+			if id, ok := lastID[r]; ok && isStream[r] {
+				ids = append(ids, id)
+			}
+		}
+		return ids
 	}
 	b.do(t, "load /status", chromedp.Navigate(s.api+"/status"), chromedp.WaitVisible(chromedp.ID("main")))
 	b.waitText(t, ".banner", "All systems operational", 5*time.Second)
@@ -100,9 +114,15 @@ func TestStatusStreamInBrowser(t *testing.T) {
 	quiet("after the restart")
 	// The browser reconnected with the ID of the last event it had, which
 	// names the statuses the restarted server has too: nothing was resent.
-	reqs := streamRequests()
-	if len(reqs) < 2 || reqs[0] != "" || reqs[len(reqs)-1] == "" {
-		t.Fatalf("stream requests with Last-Event-ID %q: want none first, then the last event's", reqs)
+	var reqs []string
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		reqs = streamRequests()
+		if len(reqs) >= 2 && reqs[0] == "" && reqs[len(reqs)-1] != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stream requests with Last-Event-ID %q: want none first, then the last event's", reqs)
+		}
 	}
 	t.Logf("stream requests' Last-Event-ID: %q", reqs)
 	pushed("after the restart", "under_maintenance", "Under maintenance")
