@@ -42,10 +42,14 @@ func originFiles(t *testing.T, dsn, project string) []string {
 }
 
 // writeTree writes files first… first+n-1 under root, with content that
-// depends on version, dated an hour ago (long settled).
+// depends on version, dated about an hour ago (long settled), a second
+// later for each version. A sync tells a file changed by its size and its
+// time to the second, which a real write moves; dating two versions of the
+// same size "an hour ago" within one second would make them the same file
+// to it.
 func writeTree(t *testing.T, root string, first, n, version int) {
 	t.Helper()
-	when := time.Now().Add(-time.Hour)
+	when := time.Now().Add(-time.Hour).Truncate(time.Second).Add(time.Duration(version) * time.Second)
 	for i := first; i < first+n; i++ {
 		p := filepath.Join(root, fmt.Sprintf("d%02d", i%20), fmt.Sprintf("f%05d.bin", i))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
