@@ -34,6 +34,7 @@ func TestErrorKind(t *testing.T) {
 		{cdnapi.ErrNotFound, ""},
 		{fmt.Errorf("region: %w", cdnapi.ErrNotFound), ""},
 		{cdnapi.Errorf(cdnapi.CodeNotFound, "", "no such key"), ""},
+		{fmt.Errorf("postgres: ping: %w: the read replica does not answer", cdnapi.ErrDegraded), ""},
 		{fmt.Errorf("query: %w", context.DeadlineExceeded), storemetrics.KindTimeout},
 		{context.Canceled, storemetrics.KindCanceled},
 		{cdnapi.Errorf(cdnapi.CodeParameterInvalid, "status", "unknown status"), storemetrics.KindRejected},
