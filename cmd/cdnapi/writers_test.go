@@ -1,37 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/cdnapi/cdnapi/internal/demo"
 )
-
-// writersBuffer is a bytes.Buffer that a command writes while the test reads.
-type writersBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *writersBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *writersBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestOperatorWaitsForIngest: while a `cdnapi ingest` process holds the
 // SQLite write lock (it does for the whole of its input, here a pipe kept
@@ -46,7 +26,7 @@ func TestOperatorWaitsForIngest(t *testing.T) {
 
 	ingest := exec.Command(os.Args[0], "--", "ingest", "assets", "--db", db)
 	ingest.Env = append(os.Environ(), "CDNAPI_TEST_AS_MAIN=1")
-	var ingestErr writersBuffer
+	var ingestErr syncBuffer
 	ingest.Stderr = &ingestErr
 	in, err := ingest.StdinPipe()
 	if err != nil {
@@ -68,7 +48,7 @@ func TestOperatorWaitsForIngest(t *testing.T) {
 		return err == nil
 	})
 
-	var stdout, stderr writersBuffer
+	var stdout, stderr syncBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(context.Background(), []string{"status", "set", "API", "major_outage", "--db", db},

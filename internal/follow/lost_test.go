@@ -1,35 +1,15 @@
 package follow_test
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/cdnapi/cdnapi/internal/teststore"
 )
-
-// lockedLog is a log the follower writes while the test reads it.
-type lockedLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestRotatedAwayWhileStopped: rotated while the follower was stopped, and
 // the old file is nowhere beside the log (moved away, or truncated with no
@@ -68,7 +48,7 @@ func TestRotatedAwayWhileStopped(t *testing.T) {
 			tc.rotate(t, e.path)
 			e.log(7)
 
-			var logs lockedLog
+			var logs lockedBuffer
 			cfg := fastConfig(e.path)
 			cfg.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 			stop = run(t, st, cfg)
