@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -29,51 +27,8 @@ func TestRealEdgeStopped(t *testing.T) {
 			mustRunCmd(t, demoRegionsNDJSON(t), "ingest", "regions", "--db", db)
 			s := startServe(t, nil, "--db", db, "--region-probe", "FRA1="+edge.HealthURL())
 			v := apitest.NewValidator(t)
-			const failures = `cdnapi_probe_failures_total{component="region:FRA1"}`
-
-			fra1 := func() string {
-				t.Helper()
-				_, body := get(t, v, s.edge+"/api/v1/regions")
-				var list struct {
-					Data []struct{ Code, Status string }
-				}
-				if err := json.Unmarshal(body, &list); err != nil {
-					t.Fatal(err)
-				}
-				for _, r := range list.Data {
-					if r.Code == "FRA1" {
-						return r.Status
-					}
-				}
-				t.Fatalf("no FRA1 in %s", body)
-				return ""
-			}
-			failed := func() float64 {
-				t.Helper()
-				m, err := scrape(s.admin)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return m[failures]
-			}
-			statusPage := func() string {
-				t.Helper()
-				res, err := http.Get(s.api + "/status")
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer res.Body.Close()
-				b, _ := io.ReadAll(res.Body)
-				return string(b)
-			}
-			waitFor := func(status string) {
-				t.Helper()
-				for deadline := time.Now().Add(15 * time.Second); fra1() != status; time.Sleep(20 * time.Millisecond) {
-					if time.Now().After(deadline) {
-						t.Fatalf("FRA1 is %s, not %s, 15s on", fra1(), status)
-					}
-				}
-			}
+			w := fra1Watch{t: t, v: v, s: s}
+			fra1, failed, waitFor, statusPage := w.status, w.failed, w.waitFor, w.page
 
 			waitFor("operational")
 			if f := failed(); f != 0 {

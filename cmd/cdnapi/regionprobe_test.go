@@ -132,53 +132,8 @@ func TestServeRegionProbes(t *testing.T) {
 	// ZZZ9 is in no store: serve warns and carries on.
 	s := startServe(t, nil, "--db", db, "--region-probe", "FRA1="+edge.url()+",ZZZ9=http://127.0.0.1:1/health")
 	v := apitest.NewValidator(t)
-	const failures = `cdnapi_probe_failures_total{component="region:FRA1"}`
-
-	fra1 := func() string {
-		t.Helper()
-		_, body := get(t, v, s.edge+"/api/v1/regions")
-		var list struct {
-			Data []struct{ Code, Status string }
-		}
-		if err := json.Unmarshal(body, &list); err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range list.Data {
-			if r.Code == "FRA1" {
-				return r.Status
-			}
-		}
-		t.Fatalf("no FRA1 in %s", body)
-		return ""
-	}
-	failed := func() float64 {
-		t.Helper()
-		m, err := scrape(s.admin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m[failures]
-	}
-	waitFor := func(status string) {
-		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for fra1() != status {
-			if time.Now().After(deadline) {
-				t.Fatalf("FRA1 is not %s within 15s", status)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
-	statusPage := func() string {
-		t.Helper()
-		res, err := http.Get(s.api + "/status")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		b, _ := io.ReadAll(res.Body)
-		return string(b)
-	}
+	w := fra1Watch{t: t, v: v, s: s}
+	fra1, failed, waitFor, statusPage := w.status, w.failed, w.waitFor, w.page
 
 	waitFor("operational")
 
@@ -299,4 +254,61 @@ func TestServeRegionProbes(t *testing.T) {
 			t.Errorf("no %s incident of Region FRA1", s)
 		}
 	}
+}
+
+// fra1Watch reads what a serve says of region FRA1: its status in
+// GET /api/v1/regions, the failed probes of its edge counted on /metrics,
+// and the /status page.
+type fra1Watch struct {
+	t *testing.T
+	v *apitest.Validator
+	s *server
+}
+
+func (w fra1Watch) status() string {
+	w.t.Helper()
+	_, body := get(w.t, w.v, w.s.edge+"/api/v1/regions")
+	var list struct {
+		Data []struct{ Code, Status string }
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		w.t.Fatal(err)
+	}
+	for _, r := range list.Data {
+		if r.Code == "FRA1" {
+			return r.Status
+		}
+	}
+	w.t.Fatalf("no FRA1 in %s", body)
+	return ""
+}
+
+func (w fra1Watch) failed() float64 {
+	w.t.Helper()
+	m, err := scrape(w.s.admin)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return m[`cdnapi_probe_failures_total{component="region:FRA1"}`]
+}
+
+// waitFor waits up to 15 s for FRA1 to read status.
+func (w fra1Watch) waitFor(status string) {
+	w.t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); w.status() != status; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			w.t.Fatalf("FRA1 is %s, not %s, 15s on", w.status(), status)
+		}
+	}
+}
+
+func (w fra1Watch) page() string {
+	w.t.Helper()
+	res, err := http.Get(w.s.api + "/status")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return string(b)
 }
