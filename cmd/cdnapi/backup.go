@@ -30,7 +30,7 @@ point-in-time recovery.`
 
 func runBackup(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet("backup", backupSynopsis, env.stdout)
-	db := addStoreFlags(fs, false)
+	db := addStoreFlags(fs, fewWrites)
 	args, err := parseArgs(fs, args, env.getenv)
 	if err != nil {
 		return err

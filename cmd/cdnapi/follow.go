@@ -70,7 +70,7 @@ type followConfig struct {
 func parseFollowConfig(env *environment, args []string) (followConfig, error) {
 	var c followConfig
 	fs := newSubcommandFlagSet("follow", followSynopsis, followSynopses, args, env.stdout)
-	c.db = addStoreFlags(fs, false)
+	c.db = addStoreFlags(fs, bulkWrites)
 	fs.StringVar(&c.stream, "name", "", "the log's name in the store (default: the absolute path of FILE); give each edge's log its own")
 	fs.StringVar(&c.rejects, "rejects", "", "append each invalid line, as it was read, to this file")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (empty: none)")

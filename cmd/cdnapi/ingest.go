@@ -55,7 +55,7 @@ type ingestConfig struct {
 func parseIngestConfig(env *environment, args []string) (ingestConfig, error) {
 	var c ingestConfig
 	fs := newFlagSet("ingest", ingestSynopsis, env.stdout)
-	c.db = addStoreFlags(fs, false)
+	c.db = addStoreFlags(fs, bulkWrites)
 	fs.StringVar(&c.project, "project", "default", "project of the files whose line has no \"project\" field")
 	fs.BoolVar(&c.skipInvalid, "skip-invalid", false, "write the valid lines and report the invalid ones (default: an invalid line means nothing is written)")
 	fs.StringVar(&c.rejects, "rejects", "", "with --skip-invalid: write each invalid line, as read, to this file")

@@ -38,7 +38,7 @@ type keysConfig struct {
 func parseKeysConfig(env *environment, args []string) (keysConfig, error) {
 	var c keysConfig
 	fs := newFlagSet("keys", keysSynopsis, env.stdout)
-	c.db = addStoreFlags(fs, false)
+	c.db = addStoreFlags(fs, fewWrites)
 	fs.StringVar(&c.project, "project", "", "create: the project of the key (required); list: show only this project's keys")
 	fs.StringVar(&c.label, "name", "", "create: a label for the key, such as who holds it")
 	fs.DurationVar(&c.expiresIn, "expires-in", 0, "create: how long the key is valid, e.g. 720h (default: until revoked)")

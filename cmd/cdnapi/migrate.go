@@ -15,7 +15,7 @@ same, every other command refuses a database that is not there.`
 
 func runMigrate(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet("migrate", migrateSynopsis, env.stdout)
-	db := addStoreFlags(fs, false)
+	db := addStoreFlags(fs, bulkWrites)
 	if err := parseFlags(fs, args, env.getenv); err != nil {
 		return err
 	}

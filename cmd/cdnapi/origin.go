@@ -58,7 +58,7 @@ type originConfig struct {
 func parseOriginConfig(env *environment, args []string) (originConfig, error) {
 	var c originConfig
 	fs := newSubcommandFlagSet("origin", originSynopsis, nil, args, env.stdout)
-	c.db = addStoreFlags(fs, false)
+	c.db = addStoreFlags(fs, bulkWrites)
 	fs.StringVar(&c.project, "project", "", "the project whose files DIR holds (required)")
 	fs.BoolVar(&c.follow, "follow", false, "keep the list in sync until stopped (inotify, and a full rescan every --rescan)")
 	fs.DurationVar(&c.rescan, "rescan", 5*time.Minute, "with --follow: sync the whole folder again this often (0: only at start and after inotify drops events)")

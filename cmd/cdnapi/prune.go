@@ -17,7 +17,7 @@ serve --asset-retention does the same in the background.`
 
 func runPrune(ctx context.Context, env *environment, args []string) error {
 	fs := newFlagSet("prune", pruneSynopsis, env.stdout)
-	db := addStoreFlags(fs, false)
+	db := addStoreFlags(fs, bulkWrites)
 	olderThan := fs.Duration("older-than", 0, "delete the assets created more than this long ago, such as 168h (required)")
 	if err := parseFlags(fs, args, env.getenv); err != nil {
 		return err

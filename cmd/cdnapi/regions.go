@@ -50,7 +50,7 @@ type regionsConfig struct {
 func parseRegionsConfig(env *environment, args []string) (regionsConfig, error) {
 	var c regionsConfig
 	fs := newSubcommandFlagSet("regions", regionsSynopsis, regionsSynopses, args, env.stdout)
-	c.db = addStoreFlags(fs, false)
+	c.db = addStoreFlags(fs, fewWrites)
 	untilFlag := fs.String("until", "", untilHelp)
 	args, err := parseArgs(fs, args, env.getenv)
 	if err != nil {

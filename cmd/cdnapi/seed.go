@@ -18,7 +18,7 @@ func runSeed(ctx context.Context, env *environment, args []string) error {
 		seed    = fs.Int64("seed", 1, "seed of the generator: the same seed and --now write the same data")
 		now     = fs.String("now", "", "RFC 3339 time the data ends at (default: the start of the current UTC hour)")
 	)
-	db := addStoreFlags(fs, false)
+	db := addStoreFlags(fs, bulkWrites)
 	if err := parseFlags(fs, args, env.getenv); err != nil {
 		return err
 	}

@@ -71,7 +71,7 @@ func parseServeConfig(env *environment, args []string) (serveConfig, error) {
 	fs.DurationVar(&c.pruneInterval, "prune-interval", retention.DefaultInterval, "how often assets past --asset-retention are deleted")
 	fs.StringVar(&c.logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	c.db = addStoreFlags(fs, true)
+	c.db = addStoreFlags(fs, serving)
 	c.guard = addGuardFlags(fs)
 	c.webhooks = addWebhookFlags(fs)
 	if err := parseFlags(fs, args, env.getenv); err != nil {

@@ -42,7 +42,7 @@ const maxMessage = 500
 
 func runStatus(ctx context.Context, env *environment, args []string) error {
 	fs := newSubcommandFlagSet("status", statusSynopsis, statusSynopses, args, env.stdout)
-	db := addStoreFlags(fs, false)
+	db := addStoreFlags(fs, fewWrites)
 	until := fs.String("until", "", untilHelp)
 	message := fs.String("message", "", "with set: what people are told about it, shown with its incident")
 	args, err := parseArgs(fs, args, env.getenv)

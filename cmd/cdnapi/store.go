@@ -26,19 +26,39 @@ const defaultDSN = "sqlite:cdnapi.db"
 // one.
 type store = cdnapi.Engine
 
+// storeUse is what a command does with its store, which tunes it.
+type storeUse int
+
+const (
+	// fewWrites is a command that writes a few rows, if any: an
+	// operator's command.
+	fewWrites storeUse = iota
+	// bulkWrites is a command that writes many rows in each transaction:
+	// ingest, seed, follow, origin sync, prune, migrate. On SQLite its
+	// writer keeps a large page cache (sqlite.BulkWriterCacheKiB).
+	bulkWrites
+	// serving is serve: few writes (the pruner's batches are small), and
+	// the flags of a replica.
+	serving
+)
+
 // storeFlags are the flags that choose and tune the store.
 type storeFlags struct {
 	dsn      *string
 	readDSN  *string // nil for commands that only write
 	maxConns *int
+	bulk     bool         // see bulkWrites
 	logger   *slog.Logger // nil discards the store's own log lines
 }
 
 // addStoreFlags registers --db on fs and, for serve, --db-read and
 // --db-max-conns.
-func addStoreFlags(fs *flag.FlagSet, serving bool) storeFlags {
-	f := storeFlags{dsn: fs.String("db", defaultDSN, "database: sqlite:PATH, a bare PATH, postgres://… or host=… dbname=… (libpq's keywords)")}
-	if serving {
+func addStoreFlags(fs *flag.FlagSet, use storeUse) storeFlags {
+	f := storeFlags{
+		dsn:  fs.String("db", defaultDSN, "database: sqlite:PATH, a bare PATH, postgres://… or host=… dbname=… (libpq's keywords)"),
+		bulk: use == bulkWrites,
+	}
+	if use == serving {
 		f.readDSN = fs.String("db-read", "", "PostgreSQL read replica that serves the lists while it answers, the --db primary while it does not (optional; writes and the cursor secret use --db)")
 		f.maxConns = fs.Int("db-max-conns", 0, "PostgreSQL: most connections per pool (default: max(4, CPUs))")
 	}
@@ -105,7 +125,11 @@ func (f storeFlags) openDB(ctx context.Context, created func(path string)) (stor
 	case err != nil:
 		return nil, fmt.Errorf("--db %s: %w", dsn, err)
 	}
-	st, err := sqlite.Open(ctx, path, sqlite.Options{})
+	var opts sqlite.Options
+	if f.bulk {
+		opts.WriterCacheKiB = sqlite.BulkWriterCacheKiB
+	}
+	st, err := sqlite.Open(ctx, path, opts)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", dsn, err)
 	}

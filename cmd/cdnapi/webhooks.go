@@ -44,7 +44,7 @@ type webhooksConfig struct {
 func parseWebhooksConfig(env *environment, args []string) (webhooksConfig, error) {
 	var c webhooksConfig
 	fs := newFlagSet("webhooks", webhooksSynopsis, env.stdout)
-	c.db = addStoreFlags(fs, false)
+	c.db = addStoreFlags(fs, fewWrites)
 	fs.StringVar(&c.events, "events", "", "add: comma-separated event types (default: all)")
 	fs.StringVar(&c.secretFile, "secret-file", "", "add: read the secret from this file (whsec_ and the base64 of 24 to 64 bytes) instead of making one")
 	fs.IntVar(&c.limit, "limit", 50, "deliveries: how many attempts to show, 1 to 1000")

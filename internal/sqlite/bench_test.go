@@ -162,7 +162,7 @@ func BenchmarkListFiles(b *testing.B) {
 func BenchmarkPutFiles(b *testing.B) {
 	for _, order := range []string{"arrival", "random"} {
 		b.Run(order, func(b *testing.B) {
-			s, _ := openTemp(b, Options{})
+			s, _ := openTemp(b, Options{WriterCacheKiB: BulkWriterCacheKiB})
 			ctx := b.Context()
 			seed := uint64(0)
 			for written := 0; written < b.N; {
@@ -207,7 +207,7 @@ func inArrivalOrder(files []cdnapi.File, from int) []cdnapi.File {
 // see storetest.BenchWriteAssets.
 func BenchmarkWriteAssets(b *testing.B) {
 	storetest.BenchWriteAssets(b, func(b *testing.B) *Store {
-		s, _ := openTemp(b, Options{})
+		s, _ := openTemp(b, Options{WriterCacheKiB: BulkWriterCacheKiB}) // as cdnapi ingest opens it
 		return s
 	}, nil)
 }

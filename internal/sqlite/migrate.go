@@ -67,7 +67,7 @@ func (s *Store) ApplyMigrations(ctx context.Context) (cdnapi.Migrations, error) 
 	}
 	if len(applied) > 0 {
 		// A migration that rewrites a table fills the writer's page cache
-		// (up to writerCacheKiB), which the connection would otherwise keep
+		// (up to Options.WriterCacheKiB), which the connection would otherwise keep
 		// for as long as serve runs: 383 MiB of RSS after 00007 on a million
 		// files. Hand it back; the writer of serve needs little.
 		if _, err := s.write.ExecContext(ctx, "PRAGMA shrink_memory"); err != nil {

@@ -40,21 +40,36 @@ type Options struct {
 	// do not give up on a lock: they wait as long as their context allows
 	// (see wait.go).
 	BusyTimeout time.Duration
+	// WriterCacheKiB is the most page cache the writer connection keeps,
+	// in KiB. Zero means DefaultWriterCacheKiB; a process that writes in
+	// bulk (ingest, seed, follow, origin sync) asks for BulkWriterCacheKiB.
+	WriterCacheKiB int
 }
 
 const (
 	defaultMinReadConns = 4
 	defaultBusyTimeout  = 5 * time.Second
 
-	// writerCacheKiB is the most page cache the writer keeps; it grows only
-	// as pages are touched. A bulk ingest upserts into the unique index on
-	// asset IDs, which are random, so it touches that index all over; with
-	// a cache that holds it, a transaction of half a million rows dirties
-	// each page once instead of spilling and rewriting it. On a table of
-	// three million assets, BenchmarkWriteAssets/random wrote 57,000 rows/s
-	// with 64 MiB and 93,000 with 256 MiB; at one million, where 64 MiB
-	// nearly holds the index, the two were level (about 100,000).
-	writerCacheKiB = 256 << 10
+	// BulkWriterCacheKiB is the writer's page cache for a bulk writer. A
+	// bulk ingest upserts into the unique index on asset IDs, which are
+	// random, so it touches that index all over; with a cache that holds
+	// it, a transaction of half a million rows dirties each page once
+	// instead of spilling and rewriting it. On a table of three million
+	// assets, BenchmarkWriteAssets/random wrote 57,000 rows/s with 64 MiB
+	// and 93,000 with 256 MiB; at one million, where 64 MiB nearly holds
+	// the index, the two were level (about 100,000).
+	BulkWriterCacheKiB = 256 << 10
+	// DefaultWriterCacheKiB is the writer's page cache for everything
+	// else, serve above all. The cache is the connection's for as long as
+	// it lives, filled by every page it touches, and emptied only when
+	// another process commits. With the bulk size, serve's pruner, the
+	// only writer deleting a million expired assets (each delete touches
+	// a random page of the ID index), took serve from 40 to 348 MiB of
+	// RSS for good: 256 MiB of pages, each in an allocation of its own
+	// from modernc's allocator. 16 MiB holds a pruning batch's dirty
+	// pages (1,000 deletes, a page each); a larger write spills pages to
+	// the WAL before its commit, which costs it speed, not correctness.
+	DefaultWriterCacheKiB = 16 << 10
 	// pageSize is the page size of a database file this store creates; a
 	// file that exists keeps its own, since WAL mode cannot change it. With
 	// 16 KiB pages instead of SQLite's 4 KiB, the b-trees are shallower and
@@ -129,6 +144,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = defaultBusyTimeout
 	}
+	if opts.WriterCacheKiB <= 0 {
+		opts.WriterCacheKiB = DefaultWriterCacheKiB
+	}
 
 	if err := createPrivate(path); err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
@@ -197,7 +215,7 @@ func writerParams(opts Options) url.Values {
 	v.Set("_synchronous", "NORMAL")
 	v.Add("_pragma", "foreign_keys(1)")
 	v.Add("_pragma", "temp_store(MEMORY)")
-	v.Add("_pragma", "cache_size(-"+strconv.Itoa(writerCacheKiB)+")")
+	v.Add("_pragma", "cache_size(-"+strconv.Itoa(opts.WriterCacheKiB)+")")
 	return v
 }
 

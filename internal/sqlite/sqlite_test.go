@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,11 +57,12 @@ func pragma(t *testing.T, db *sql.DB, name string) string {
 }
 
 func TestPragmas(t *testing.T) {
-	s, _ := openTemp(t, Options{ReadConns: 3, BusyTimeout: 1234 * time.Millisecond})
+	s, _ := openTemp(t, Options{ReadConns: 3, BusyTimeout: 1234 * time.Millisecond, WriterCacheKiB: 777})
 	tests := []struct {
 		pool, name, want string
 	}{
 		{"write", "journal_mode", "wal"},
+		{"write", "cache_size", "-777"},
 		{"write", "busy_timeout", "100"}, // one try of waitWrite
 		{"write", "synchronous", "1"},    // NORMAL
 		{"write", "foreign_keys", "1"},
@@ -70,6 +72,7 @@ func TestPragmas(t *testing.T) {
 		{"read", "busy_timeout", "1234"},
 		{"read", "foreign_keys", "1"},
 		{"read", "query_only", "1"},
+		{"read", "cache_size", fmt.Sprint(-readerCacheKiB)},
 	}
 	for _, tt := range tests {
 		db := s.write
@@ -96,6 +99,11 @@ func TestDefaultOptions(t *testing.T) {
 	s, _ := openTemp(t, Options{})
 	if got := pragma(t, s.read, "busy_timeout"); got != "5000" {
 		t.Errorf("default busy_timeout = %s, want 5000", got)
+	}
+	// serve's writer must not keep a bulk writer's cache (see
+	// DefaultWriterCacheKiB).
+	if got, want := pragma(t, s.write, "cache_size"), fmt.Sprint(-DefaultWriterCacheKiB); got != want {
+		t.Errorf("default writer cache_size = %s, want %s", got, want)
 	}
 	if got := s.read.Stats().MaxOpenConnections; got < defaultMinReadConns {
 		t.Errorf("default read pool = %d connections, want at least %d", got, defaultMinReadConns)
