@@ -20,20 +20,14 @@ import (
 // grows: scripts/soak (deep pages, and 5,000 asset rows/s through `cdnapi
 // follow`) saw it pass 100 MiB in 75 s.
 //
-// So every Store also runs a checkpointer. Every walCheckInterval it looks at
-// the size of the -wal file; over walTruncateBytes, it checkpoints in two
-// steps on the writer's connection:
-//   - PASSIVE first, which copies the frames into the database without
-//     taking the write lock: the bulk of the work, during which writers go
-//     on;
-//   - then TRUNCATE, which copies what was written meanwhile, waits for the
-//     readers still reading older frames (they take milliseconds) and
-//     empties the file. It holds the write lock throughout, so writers of
-//     this process or another wait that long; readers never do: a reader
-//     that begins meanwhile reads the database file. Run alone, TRUNCATE
-//     copied the whole WAL under the write lock, and under the soak's load
-//     the pruner's BEGIN waited past busy_timeout for it: SQLITE_BUSY.
-//
+// So every Store checkpoints the WAL itself, in two places: a commit that
+// leaves the -wal file over walTruncateBytes checkpoints before it returns,
+// and a checkpointer looks at its size every walCheckInterval, for the WAL
+// that other processes' commits grew. Looking only every interval let
+// back-to-back transactions (the pruner's batches, each rewriting up to
+// 16 MiB of pages of the random asset ids' index) add to the WAL in the
+// meantime: under scripts/soak it reached 69 MiB. Either checkpoints in
+// two steps on the writer's connection:
 // TRUNCATE waits at most walCheckpointWait for the write lock, not the
 // writer's busy_timeout: while it waits it holds the checkpoint lock,
 // which would keep every other process's checkpoints out. When a writer
@@ -42,11 +36,12 @@ import (
 // runs between its transactions, gets the lock. A checkpoint that cannot
 // finish is tried again at the next look; it is not an error anyone sees.
 //
-// The WAL is then bounded by walTruncateBytes, what is written in a
-// walCheckInterval, and the largest transaction, which a WAL must hold
-// whole: under scripts/soak a catching-up follower's batch of 5,000 rows
-// with random ids rewrote up to ~100 MiB of 16 KiB index pages in one
-// commit, more than any checkpoint policy can keep out of the WAL.
+// The WAL is then bounded by walTruncateBytes, the largest transaction,
+// which a WAL must hold whole, and what other processes commit while a
+// checkpoint cannot get the write lock: under scripts/soak a catching-up
+// follower's batch of 5,000 rows with random ids rewrote up to ~100 MiB
+// of 16 KiB index pages in one commit, more than any checkpoint policy can
+// keep out of the WAL.
 const (
 	walCheckInterval  = 250 * time.Millisecond
 	walTruncateBytes  = 24 << 20
@@ -55,8 +50,12 @@ const (
 
 // checkpointer truncates a WAL that grew past its limit.
 type checkpointer struct {
-	stop context.CancelFunc
-	done chan struct{}
+	path  string  // the database file; its WAL is path + "-wal"
+	write *sql.DB // the writer, whose busy_timeout is busy
+	busy  time.Duration
+	limit int64
+	stop  context.CancelFunc
+	done  chan struct{}
 }
 
 // startCheckpointer watches the WAL of the database at path, checkpointing
@@ -64,7 +63,7 @@ type checkpointer struct {
 // over limit bytes, until stopped.
 func startCheckpointer(path string, write *sql.DB, busy time.Duration, interval time.Duration, limit int64) *checkpointer {
 	ctx, stop := context.WithCancel(context.Background())
-	c := &checkpointer{stop: stop, done: make(chan struct{})}
+	c := &checkpointer{path: path, write: write, busy: busy, limit: limit, stop: stop, done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
 		tick := time.NewTicker(interval)
@@ -75,23 +74,39 @@ func startCheckpointer(path string, write *sql.DB, busy time.Duration, interval 
 				return
 			case <-tick.C:
 			}
-			if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > limit {
-				truncateWAL(ctx, write, busy)
-			}
+			c.check(ctx)
 		}
 	}()
 	return c
 }
 
+// check truncates the WAL if it is over the limit. The writer calls it after
+// each commit: a stat, a microsecond, when the WAL is small.
+func (c *checkpointer) check(ctx context.Context) {
+	if c.over() {
+		truncateWAL(ctx, c.write, c.busy, c.over)
+	}
+}
+
+// over reports whether the WAL is over the limit.
+func (c *checkpointer) over() bool {
+	fi, err := os.Stat(c.path + "-wal")
+	return err == nil && fi.Size() > c.limit
+}
+
 // truncateWAL runs a PASSIVE checkpoint then a TRUNCATE one on the writer's
 // connection, the second with a busy_timeout of walCheckpointWait, and
-// tells whether it finished.
-func truncateWAL(ctx context.Context, write *sql.DB, busy time.Duration) bool {
+// tells whether it finished. Once it holds the connection it asks still
+// whether to: a checkpoint that ran while it waited may have done the work.
+func truncateWAL(ctx context.Context, write *sql.DB, busy time.Duration, still func() bool) bool {
 	conn, err := write.Conn(ctx)
 	if err != nil {
 		return false
 	}
 	defer conn.Close()
+	if !still() {
+		return true
+	}
 	var done, frames, copied int
 	if err := conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&done, &frames, &copied); err != nil {
 		return false

@@ -14,14 +14,23 @@ import (
 
 // Under constant reads, SQLite's own PASSIVE checkpoints never let the WAL
 // start over, and its file only grows. The checkpointer empties a WAL that
-// passed its limit, while the readers go on and the writes go on. The
-// store's checkpointer is replaced by one with a limit of 2 MiB, so that
-// the test writes little.
+// another process's commits grew past its limit, while the readers go on
+// and the writes go on. The store's checkpointer is replaced by one with a
+// limit of 2 MiB, so that the test writes little; the writes go through a
+// second Store on the file, as another process's would, whose own
+// checkpoints never begin.
 func TestCheckpointUnderReads(t *testing.T) {
 	const limit = 2 << 20
 	s, path := openTemp(t, Options{})
 	s.checkpoints.close()
 	s.checkpoints = startCheckpointer(path, s.write, defaultBusyTimeout, walCheckInterval, limit)
+	other, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	other.checkpoints.close()
+	other.checkpoints = startCheckpointer(path, other.write, defaultBusyTimeout, time.Hour, 1<<40)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	walSize := func() int64 {
@@ -67,7 +76,7 @@ func TestCheckpointUnderReads(t *testing.T) {
 			files[i].Filename = name + files[i].Filename
 		}
 		n++
-		if err := storetest.Writer(s).PutFiles(ctx, files); err != nil {
+		if err := storetest.Writer(other).PutFiles(ctx, files); err != nil {
 			t.Fatalf("PutFiles: %v", err)
 		}
 	}
@@ -88,4 +97,35 @@ func TestCheckpointUnderReads(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Logf("the WAL grew to %d bytes in %d transactions and was emptied (now %d)", grown, n, walSize())
+}
+
+// A commit that leaves the WAL over the limit checkpoints before it
+// returns, so back-to-back transactions cannot pile up in the WAL between
+// two looks of the checkpointer: here the checkpointer never looks.
+func TestCheckpointAfterCommit(t *testing.T) {
+	const limit = 2 << 20
+	s, path := openTemp(t, Options{})
+	s.checkpoints.close()
+	s.checkpoints = startCheckpointer(path, s.write, defaultBusyTimeout, time.Hour, limit)
+	name := strings.Repeat("x", 400)
+	var largest int64
+	for n := range 40 { // about 20 KiB of names a transaction: 8 MiB in all
+		files := storetest.Files(50, "default", uint64(n))
+		for i := range files {
+			files[i].Filename = name + files[i].Filename
+		}
+		if err := storetest.Writer(s).PutFiles(t.Context(), files); err != nil {
+			t.Fatalf("PutFiles: %v", err)
+		}
+		fi, err := os.Stat(path + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		largest = max(largest, fi.Size())
+	}
+	// A transaction here writes well under 1 MiB of pages.
+	if largest > limit+1<<20 {
+		t.Errorf("the WAL reached %d bytes after a commit, over the limit of %d and a transaction", largest, limit)
+	}
+	t.Logf("largest WAL after a commit: %d bytes", largest)
 }

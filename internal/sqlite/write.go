@@ -82,6 +82,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error)
 		}
 		return fmt.Errorf("commit: %w", err)
 	}
+	s.checkpoints.check(ctx)
 	return nil
 }
 
