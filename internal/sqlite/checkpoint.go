@@ -28,6 +28,17 @@ import (
 // 16 MiB of pages of the random asset ids' index) add to the WAL in the
 // meantime: under scripts/soak it reached 69 MiB. Either checkpoints in
 // two steps on the writer's connection:
+//   - PASSIVE first, which copies the frames into the database without
+//     taking the write lock: the bulk of the work, during which writers go
+//     on;
+//   - then TRUNCATE, which copies what was written meanwhile, waits for the
+//     readers still reading older frames (they take milliseconds) and
+//     empties the file. It holds the write lock throughout, so writers of
+//     this process or another wait that long; readers never do: a reader
+//     that begins meanwhile reads the database file. Run alone, TRUNCATE
+//     copied the whole WAL under the write lock, and under the soak's load
+//     the pruner's BEGIN waited past busy_timeout for it: SQLITE_BUSY.
+//
 // TRUNCATE waits at most walCheckpointWait for the write lock, not the
 // writer's busy_timeout: while it waits it holds the checkpoint lock,
 // which would keep every other process's checkpoints out. When a writer
@@ -41,10 +52,12 @@ import (
 // checkpoint cannot get the write lock: under scripts/soak a catching-up
 // follower's batch of 5,000 rows with random ids rewrote up to ~100 MiB
 // of 16 KiB index pages in one commit, more than any checkpoint policy can
-// keep out of the WAL.
+// keep out of the WAL. A transaction of a few thousand assets rewrites
+// most of that index, about 30 MiB under the soak, so the limit is SQLite's
+// own, 16 MiB: 24 MiB left the soak's WAL too little room under 64 MiB.
 const (
 	walCheckInterval  = 250 * time.Millisecond
-	walTruncateBytes  = 24 << 20
+	walTruncateBytes  = 16 << 20
 	walCheckpointWait = 100 * time.Millisecond
 )
 
