@@ -99,7 +99,7 @@ func startCheckpointer(path string, write *sql.DB, busy time.Duration, interval 
 // each commit: a stat, a microsecond, when the WAL is small.
 func (c *checkpointer) check(ctx context.Context) {
 	if c.over() {
-		truncateWAL(ctx, c.write, c.busy, c.over)
+		c.truncate(ctx)
 	}
 }
 
@@ -109,33 +109,32 @@ func (c *checkpointer) over() bool {
 	return err == nil && fi.Size() > c.limit
 }
 
-// truncateWAL runs a PASSIVE checkpoint then a TRUNCATE one on the writer's
-// connection, the second with a busy_timeout of walCheckpointWait, and
-// tells whether it finished. Once it holds the connection it asks still
-// whether to: a checkpoint that ran while it waited may have done the work.
-func truncateWAL(ctx context.Context, write *sql.DB, busy time.Duration, still func() bool) bool {
-	conn, err := write.Conn(ctx)
+// truncate runs a PASSIVE checkpoint then a TRUNCATE one on the writer's
+// connection, the second with a busy_timeout of walCheckpointWait. Once it
+// holds the connection it looks at the WAL again: a checkpoint that ran
+// while it waited may have done the work. One that cannot finish is tried
+// again later, so its errors go nowhere.
+func (c *checkpointer) truncate(ctx context.Context) {
+	conn, err := c.write.Conn(ctx)
 	if err != nil {
-		return false
+		return
 	}
 	defer conn.Close()
-	if !still() {
-		return true
+	if !c.over() {
+		return
 	}
-	var done, frames, copied int
-	if err := conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&done, &frames, &copied); err != nil {
-		return false
+	if _, err := conn.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+		return
 	}
 	if _, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout = %d", walCheckpointWait.Milliseconds())); err != nil {
-		return false
+		return
 	}
-	err = conn.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&done, &frames, &copied)
+	conn.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`)
 	// The writer's own busy_timeout comes back before anyone else uses the
 	// connection; if it cannot, the connection must not be used again.
-	if _, rerr := conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA busy_timeout = %d", busy.Milliseconds())); rerr != nil {
+	if _, err := conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA busy_timeout = %d", c.busy.Milliseconds())); err != nil {
 		conn.Raw(func(any) error { return driver.ErrBadConn })
 	}
-	return err == nil && done == 0
 }
 
 // close stops the checkpointer and waits for it.

@@ -67,18 +67,11 @@ func TestCheckpointUnderReads(t *testing.T) {
 
 	// Small transactions of files with long names, until the WAL is past
 	// the limit, then slower ones while the checkpointer catches up.
-	name := strings.Repeat("x", 400)
 	n := 0
 	write := func() {
 		t.Helper()
-		files := storetest.Files(50, "default", uint64(n))
-		for i := range files {
-			files[i].Filename = name + files[i].Filename
-		}
+		putLongNames(t, ctx, other, n)
 		n++
-		if err := storetest.Writer(other).PutFiles(ctx, files); err != nil {
-			t.Fatalf("PutFiles: %v", err)
-		}
 	}
 	for walSize() <= limit {
 		if ctx.Err() != nil {
@@ -107,16 +100,9 @@ func TestCheckpointAfterCommit(t *testing.T) {
 	s, path := openTemp(t, Options{})
 	s.checkpoints.close()
 	s.checkpoints = startCheckpointer(path, s.write, defaultBusyTimeout, time.Hour, limit)
-	name := strings.Repeat("x", 400)
 	var largest int64
 	for n := range 40 { // about 20 KiB of names a transaction: 8 MiB in all
-		files := storetest.Files(50, "default", uint64(n))
-		for i := range files {
-			files[i].Filename = name + files[i].Filename
-		}
-		if err := storetest.Writer(s).PutFiles(t.Context(), files); err != nil {
-			t.Fatalf("PutFiles: %v", err)
-		}
+		putLongNames(t, t.Context(), s, n)
 		fi, err := os.Stat(path + "-wal")
 		if err != nil {
 			t.Fatal(err)
@@ -128,4 +114,17 @@ func TestCheckpointAfterCommit(t *testing.T) {
 		t.Errorf("the WAL reached %d bytes after a commit, over the limit of %d and a transaction", largest, limit)
 	}
 	t.Logf("largest WAL after a commit: %d bytes", largest)
+}
+
+// putLongNames writes, in one transaction, the n-th batch of 50 files whose
+// names are 400 bytes longer than storetest's: a WAL grows fast on them.
+func putLongNames(t *testing.T, ctx context.Context, s *Store, n int) {
+	t.Helper()
+	files := storetest.Files(50, "default", uint64(n))
+	for i := range files {
+		files[i].Filename = strings.Repeat("x", 400) + files[i].Filename
+	}
+	if err := storetest.Writer(s).PutFiles(ctx, files); err != nil {
+		t.Fatalf("PutFiles: %v", err)
+	}
 }
