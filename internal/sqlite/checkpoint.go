@@ -47,20 +47,31 @@ import (
 // runs between its transactions, gets the lock. A checkpoint that cannot
 // finish is tried again at the next look; it is not an error anyone sees.
 //
-// The WAL is then bounded by walTruncateBytes, the largest transaction,
-// which a WAL must hold whole, and what other processes commit while a
-// checkpoint cannot get the write lock: under scripts/soak a catching-up
-// follower's batch of 5,000 rows with random ids rewrote up to ~100 MiB
-// of 16 KiB index pages in one commit, more than any checkpoint policy can
-// keep out of the WAL. A transaction of a few thousand assets rewrites
-// most of that index, about 30 MiB under the soak, so the limit is SQLite's
-// own, 16 MiB: 24 MiB left the soak's WAL too little room under 64 MiB.
-// Even so, an hour of the soak passed 64 MiB once (79.6 MiB, median 7):
-// only smaller rewrites of that index would bound it for good.
+// A checkpoint that cannot finish leaves the WAL to the next commit, and
+// commits that follow one another each add their transaction to it: an
+// hour of scripts/soak saw it pass 64 MiB once (79.6 MiB, median 7 MiB)
+// while the follower was 0.24 s behind, so with small batches. So a
+// transaction does not begin while the WAL is over the limit: its writer
+// checkpoints first, and tries again every walRetryEvery for up to
+// walWriterWait, after which it writes anyway rather than stall behind a
+// long reader (a backup reads one snapshot for as long as it copies).
+// Writers wait for readers this way; readers still never wait for
+// writers.
+//
+// The WAL is then bounded by walTruncateBytes and the largest
+// transaction, which a WAL must hold whole. A transaction of assets
+// rewrites a page of the random asset ids' index for nearly every row: at
+// 650,000 live assets and 16 KiB pages, 14 MiB for 1,000 rows, 27 MiB for
+// 3,000, 36 MiB (the whole index) for 10,000. The limit is SQLite's own,
+// 16 MiB: 24 MiB left the soak's WAL too little room under 64 MiB. (With
+// 4 KiB pages the same transactions write 5, 13 and 28 MiB; see pageSize
+// for why the pages are 16 KiB.)
 const (
 	walCheckInterval  = 250 * time.Millisecond
 	walTruncateBytes  = 16 << 20
 	walCheckpointWait = 100 * time.Millisecond
+	walWriterWait     = time.Second
+	walRetryEvery     = 25 * time.Millisecond
 )
 
 // checkpointer truncates a WAL that grew past its limit.
@@ -69,8 +80,11 @@ type checkpointer struct {
 	write *sql.DB // the writer, whose busy_timeout is busy
 	busy  time.Duration
 	limit int64
-	stop  context.CancelFunc
-	done  chan struct{}
+	// writerWait is how long a transaction waits, at most, for a WAL over
+	// the limit to be emptied before it begins.
+	writerWait time.Duration
+	stop       context.CancelFunc
+	done       chan struct{}
 }
 
 // startCheckpointer watches the WAL of the database at path, checkpointing
@@ -78,7 +92,7 @@ type checkpointer struct {
 // over limit bytes, until stopped.
 func startCheckpointer(path string, write *sql.DB, busy time.Duration, interval time.Duration, limit int64) *checkpointer {
 	ctx, stop := context.WithCancel(context.Background())
-	c := &checkpointer{path: path, write: write, busy: busy, limit: limit, stop: stop, done: make(chan struct{})}
+	c := &checkpointer{path: path, write: write, busy: busy, limit: limit, writerWait: walWriterWait, stop: stop, done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
 		tick := time.NewTicker(interval)
@@ -100,6 +114,27 @@ func startCheckpointer(path string, write *sql.DB, busy time.Duration, interval 
 func (c *checkpointer) check(ctx context.Context) {
 	if c.over() {
 		c.truncate(ctx)
+	}
+}
+
+// beforeWrite holds a transaction back while the WAL is over the limit,
+// checkpointing it, for at most writerWait or until ctx ends. The writer
+// calls it before each BEGIN, on the connection the transaction will use.
+func (c *checkpointer) beforeWrite(ctx context.Context) {
+	if !c.over() {
+		return
+	}
+	deadline := time.Now().Add(c.writerWait)
+	for {
+		c.truncate(ctx)
+		if !c.over() || time.Now().After(deadline) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(walRetryEvery):
+		}
 	}
 }
 

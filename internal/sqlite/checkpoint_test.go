@@ -2,9 +2,11 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -126,5 +128,68 @@ func putLongNames(t *testing.T, ctx context.Context, s *Store, n int) {
 	}
 	if err := storetest.Writer(s).PutFiles(ctx, files); err != nil {
 		t.Fatalf("PutFiles: %v", err)
+	}
+}
+
+// A transaction does not begin while the WAL is over the limit: its writer
+// checkpoints first, and waits while a reader keeps the checkpoint from
+// emptying the WAL, so that commits cannot pile up in it behind a
+// checkpoint that fails. Here a read transaction holds frames of the WAL
+// for a while; the write must begin after it ends, on an emptied WAL.
+func TestCheckpointBeforeWrite(t *testing.T) {
+	const limit = 2 << 20
+	s, path := openTemp(t, Options{})
+	s.checkpoints.close()
+	s.checkpoints = startCheckpointer(path, s.write, defaultBusyTimeout, time.Hour, limit)
+	s.checkpoints.writerWait = time.Minute // longer than the reader below, however slow the machine
+	other, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	other.checkpoints.close()
+	other.checkpoints = startCheckpointer(path, other.write, defaultBusyTimeout, time.Hour, 1<<40)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	walSize := func() int64 {
+		fi, err := os.Stat(path + "-wal")
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	for n := 0; walSize() <= limit; n++ { // another process's commits, never checkpointed
+		putLongNames(t, ctx, other, n)
+	}
+
+	// A reader whose snapshot takes in the whole WAL: until it ends, no
+	// checkpoint can start the WAL over.
+	conn, err := s.read.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM files`).Scan(&files); err != nil {
+		t.Fatal(err)
+	}
+	var ended atomic.Int64 // when the reader ended, in Unix nanoseconds
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		ended.Store(time.Now().UnixNano())
+		tx.Rollback()
+	}()
+
+	before := walSize()
+	putLongNames(t, ctx, s, 1000)
+	if ended.Load() == 0 {
+		t.Fatalf("the write committed while a reader kept the WAL of %d bytes from being emptied", before)
+	}
+	if after := walSize(); after >= limit {
+		t.Errorf("the WAL is %d bytes after the write, over the limit of %d: it was not emptied before it", after, limit)
 	}
 }

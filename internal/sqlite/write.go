@@ -53,8 +53,11 @@ func (s *Store) Write(ctx context.Context, fn func(w cdnapi.Writer) error) error
 // Every transaction of the Store begins here, except the migrations', which
 // goose runs. A write lock that another process holds is waited for as
 // long as ctx allows (see waitWrite); a transaction that holds it long
-// says who it is to the processes that wait (see advertise).
+// says who it is to the processes that wait (see advertise). A WAL over
+// its limit is checkpointed before the transaction begins and after it
+// commits (see checkpoint.go).
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	s.checkpoints.beforeWrite(ctx)
 	var tx *sql.Tx
 	err = s.waitWrite(ctx, func() error {
 		var err error
