@@ -147,6 +147,26 @@ wal_bytes() {
   esac
 }
 
+# wal_watch_start: the WAL's size every 0.2 s, a line each, into
+# $work/ENGINE.waltrace, until wal_watch_stop or the end: a WAL that passes
+# its bound between two samples of a script is seen all the same. wal_max
+# sets wal_max_bytes to the largest size seen since its last call (not in
+# a subshell, which would lose where it got to).
+wal_watch_start() {
+  : >"$work/$engine.waltrace"
+  wal_seen=0
+  while :; do wal_bytes; sleep 0.2; done >>"$work/$engine.waltrace" &
+  wal_watcher=$!
+  pids+=("$wal_watcher")
+}
+wal_watch_stop() { kill "$wal_watcher" 2>/dev/null || true; wait "$wal_watcher" 2>/dev/null || true; }
+wal_max() {
+  local n
+  n=$(wc -l <"$work/$engine.waltrace")
+  wal_max_bytes=$(sed -n "$((wal_seen + 1)),${n}p" "$work/$engine.waltrace" | awk '$1 > m { m = $1 } END { print m + 0 }')
+  wal_seen=$n
+}
+
 # log_problems: ERROR lines and SQLITE_BUSY mentions in serve's and the
 # follower's logs.
 log_problems() {
