@@ -58,14 +58,16 @@ import (
 // Writers wait for readers this way; readers still never wait for
 // writers.
 //
-// The WAL is then bounded by walTruncateBytes and the largest
-// transaction, which a WAL must hold whole. A transaction of assets
-// rewrites a page of the random asset ids' index for nearly every row: at
-// 650,000 live assets and 16 KiB pages, 14 MiB for 1,000 rows, 27 MiB for
-// 3,000, 36 MiB (the whole index) for 10,000. The limit is SQLite's own,
-// 16 MiB: 24 MiB left the soak's WAL too little room under 64 MiB. (With
-// 4 KiB pages the same transactions write 5, 13 and 28 MiB; see pageSize
-// for why the pages are 16 KiB.)
+// The WAL is then bounded by walTruncateBytes and the transactions that
+// began before it passed the limit: the one that passed it, and one of
+// another process already waiting for the write lock. A transaction of
+// assets rewrites a page of the random asset ids' index for nearly every
+// row: one upsert of new assets into a table of 650,000, with 16 KiB
+// pages, wrote 14 MiB of WAL for 1,000 rows, 27 MiB for 3,000 and 36 MiB
+// (the whole index and then some) for 10,000 (a scratch program, not
+// kept); with 4 KiB pages, 5, 13 and 28 MiB (see pageSize for why they
+// are 16 KiB). The limit is SQLite's own, 16 MiB: 24 MiB left the soak's
+// WAL too little room under 64 MiB.
 const (
 	walCheckInterval  = 250 * time.Millisecond
 	walTruncateBytes  = 16 << 20
