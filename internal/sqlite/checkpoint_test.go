@@ -23,25 +23,9 @@ import (
 // checkpoints never begin.
 func TestCheckpointUnderReads(t *testing.T) {
 	const limit = 2 << 20
-	s, path := openTemp(t, Options{})
-	s.checkpoints.close()
-	s.checkpoints = startCheckpointer(path, s.write, defaultBusyTimeout, walCheckInterval, limit)
-	other, err := Open(t.Context(), path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { other.Close() })
-	other.checkpoints.close()
-	other.checkpoints = startCheckpointer(path, other.write, defaultBusyTimeout, time.Hour, 1<<40)
+	s, other, walSize := storeAndOther(t, walCheckInterval, limit)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	walSize := func() int64 {
-		fi, err := os.Stat(path + "-wal")
-		if err != nil {
-			return 0
-		}
-		return fi.Size()
-	}
 
 	readCtx, stopReads := context.WithCancel(ctx)
 	var wg sync.WaitGroup
@@ -118,6 +102,32 @@ func TestCheckpointAfterCommit(t *testing.T) {
 	t.Logf("largest WAL after a commit: %d bytes", largest)
 }
 
+// storeAndOther opens a Store on a temporary file, whose checkpointer
+// looks at the WAL every interval and empties it past limit bytes, and a
+// second Store on the same file, as another process's would be, whose own
+// checkpoints never begin. walSize reports the size of their WAL.
+func storeAndOther(t *testing.T, interval time.Duration, limit int64) (s, other *Store, walSize func() int64) {
+	t.Helper()
+	s, path := openTemp(t, Options{})
+	s.checkpoints.close()
+	s.checkpoints = startCheckpointer(path, s.write, defaultBusyTimeout, interval, limit)
+	other, err := Open(t.Context(), path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	other.checkpoints.close()
+	other.checkpoints = startCheckpointer(path, other.write, defaultBusyTimeout, time.Hour, 1<<40)
+	walSize = func() int64 {
+		fi, err := os.Stat(path + "-wal")
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	return s, other, walSize
+}
+
 // putLongNames writes, in one transaction, the n-th batch of 50 files whose
 // names are 400 bytes longer than storetest's: a WAL grows fast on them.
 func putLongNames(t *testing.T, ctx context.Context, s *Store, n int) {
@@ -138,26 +148,10 @@ func putLongNames(t *testing.T, ctx context.Context, s *Store, n int) {
 // for a while; the write must begin after it ends, on an emptied WAL.
 func TestCheckpointBeforeWrite(t *testing.T) {
 	const limit = 2 << 20
-	s, path := openTemp(t, Options{})
-	s.checkpoints.close()
-	s.checkpoints = startCheckpointer(path, s.write, defaultBusyTimeout, time.Hour, limit)
+	s, other, walSize := storeAndOther(t, time.Hour, limit)
 	s.checkpoints.writerWait = time.Minute // longer than the reader below, however slow the machine
-	other, err := Open(t.Context(), path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { other.Close() })
-	other.checkpoints.close()
-	other.checkpoints = startCheckpointer(path, other.write, defaultBusyTimeout, time.Hour, 1<<40)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	walSize := func() int64 {
-		fi, err := os.Stat(path + "-wal")
-		if err != nil {
-			return 0
-		}
-		return fi.Size()
-	}
 	for n := 0; walSize() <= limit; n++ { // another process's commits, never checkpointed
 		putLongNames(t, ctx, other, n)
 	}
