@@ -174,8 +174,10 @@ func (b *browser) overflow(t *testing.T) int {
 // serve on PostgreSQL: no console errors or CSP violations, no horizontal
 // overflow at 375 and 1280 pixels, a maintenance set with the CLI shown with
 // its message, and a stop of the database shown on the page within its
-// refresh interval, then the recovery. Screenshots go to a temporary
-// directory that is kept; -v prints their paths.
+// refresh interval, then the recovery. Screenshots go to the test's artifact
+// directory: kept under the -artifacts flag's output directory when it is
+// given (go test -artifacts -outputdir DIR), removed after the test otherwise;
+// -v prints their paths.
 func TestPagesInBrowser(t *testing.T) {
 	b := newBrowser(t)
 	cluster := pgtest.Start(t)
@@ -184,10 +186,7 @@ func TestPagesInBrowser(t *testing.T) {
 	// refreshes every second, its shortest interval.
 	s := startServe(t, nil, "--db", dsn, "--demo")
 	t.Cleanup(func() { s.stop() })
-	shots, err := os.MkdirTemp("", "cdnapi-browser-")
-	if err != nil {
-		t.Fatal(err)
-	}
+	shots := t.ArtifactDir()
 	screenshot := func(name string, full bool) {
 		shot := chromedp.CaptureScreenshot()
 		if full {
