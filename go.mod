@@ -21,6 +21,7 @@ require (
 	github.com/redis/go-redis/v9 v9.17.3
 	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.49.0
+	modernc.org/libc v1.79.0
 	modernc.org/sqlite v1.61.1
 	sigs.k8s.io/yaml v1.6.0
 )
@@ -50,7 +51,6 @@ require (
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
-	modernc.org/libc v1.79.0 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
 )

@@ -60,31 +60,39 @@ const (
 	// the index, the two were level (about 100,000).
 	BulkWriterCacheKiB = 256 << 10
 	// DefaultWriterCacheKiB is the writer's page cache for everything
-	// else, serve above all. The cache is the connection's for as long as
-	// it lives, filled by every page it touches, and emptied only when
-	// another process commits. With the bulk size, serve's pruner, the
-	// only writer deleting a million expired assets (each delete touches
-	// a random page of the ID index), took serve from 40 to 348 MiB of
-	// RSS for good: 256 MiB of pages, each in an allocation of its own
-	// from modernc's allocator. 16 MiB holds a pruning batch's dirty
-	// pages (1,000 deletes, a page each); a larger write spills pages to
-	// the WAL before its commit, which costs it speed, not correctness.
-	DefaultWriterCacheKiB = 16 << 10
+	// else, serve above all.
+	//
+	// It is not the writer's alone. modernc builds SQLite with
+	// SQLITE_ENABLE_MEMORY_MANAGEMENT, under which the page caches of all
+	// the connections of a process are one LRU (pcache1's "mode 2"): each
+	// connection's cache_size adds to a budget that any of them may fill.
+	// At 16 MiB here, serve's four readers, whose own 1 MiB each adds up
+	// to 4, grew into the writer's share under deep pages: 16 to 20 MiB
+	// of pages (SQLITE_STATUS_PAGECACHE_OVERFLOW), each an allocation of
+	// its own of about 20 KiB of RSS, for no measured gain in speed. At
+	// 2 MiB the same reads hold 5 MiB (TestPageCacheBudget).
+	//
+	// The pruner pays for it: a batch of 1,000 deletes of random-id
+	// assets, which dirties a page of the ID index each, spills to the
+	// WAL before its commit, and took 60 ms against 54 with 16 MiB
+	// (means of two runs of 300 batches on a million assets). Before
+	// this, the bulk size took serve from 40 to 348 MiB of RSS for good
+	// while its pruner deleted a million expired assets.
+	DefaultWriterCacheKiB = 2 << 10
 	// pageSize is the page size of a database file this store creates; a
 	// file that exists keeps its own, since WAL mode cannot change it. With
 	// 16 KiB pages instead of SQLite's 4 KiB, the b-trees are shallower and
 	// split a quarter as often, and a commit writes a quarter as many WAL
 	// frames: `cdnapi ingest` wrote a million assets about 15% faster.
 	pageSize = 16 << 10
-	// readerCacheKiB is the page cache of each reader. It holds the upper
-	// levels of the b-trees, which every list reads; the leaves of a deep
-	// page are read once, and the kernel's page cache keeps the file anyway.
-	// At 8 MiB per reader, four readers made up a third of the peak RSS of
-	// serve under scripts/bench-http (118 MiB, against 86 MiB at 2 MiB),
-	// for no measured gain in speed. With files stored in list order
-	// (migration 00007), the upper levels of a million files are about 40
-	// pages; 1 MiB holds them, and under a minute of deep pages serve's
-	// RSS stayed at 57 MiB instead of 65 at 2 MiB, at the same req/s.
+	// readerCacheKiB is the page cache of each reader: its share of the
+	// process's budget (see DefaultWriterCacheKiB). The cache holds the
+	// upper levels of the b-trees, which every list reads; the leaves of a
+	// deep page are read once, and the kernel's page cache keeps the file
+	// anyway. With files stored in list order (migration 00007), the upper
+	// levels of a million files are about 40 pages; 1 MiB holds them. The
+	// larger sizes measured before (2 and 8 MiB, a third of serve's peak
+	// RSS at 8) gained no speed.
 	readerCacheKiB = 1 << 10
 )
 
