@@ -69,14 +69,17 @@ const (
 	// At 16 MiB here, serve's four readers, whose own 1 MiB each adds up
 	// to 4, grew into the writer's share under deep pages: 16 to 20 MiB
 	// of pages (SQLITE_STATUS_PAGECACHE_OVERFLOW), each an allocation of
-	// its own of about 20 KiB of RSS, for no measured gain in speed. At
-	// 2 MiB the same reads hold 5 MiB (TestPageCacheBudget).
+	// its own of about 20 KiB of RSS. At 2 MiB the same reads hold 5 MiB
+	// (TestPageCacheBudget), and serve's peak RSS under scripts/bench-http
+	// fell from 57 to 45 MiB.
 	//
-	// The pruner pays for it: a batch of 1,000 deletes of random-id
-	// assets, which dirties a page of the ID index each, spills to the
-	// WAL before its commit, and took 60 ms against 54 with 16 MiB
-	// (means of two runs of 300 batches on a million assets). Before
-	// this, the bulk size took serve from 40 to 348 MiB of RSS for good
+	// What that costs: random deep pages of a million files read a leaf
+	// that the smaller cache holds less often, and took 4.5% more CPU per
+	// answer (133 against 127 µs, six interleaved runs of wrk); a batch
+	// of the pruner's 1,000 deletes of random-id assets, which dirties a
+	// page of the ID index each, spills to the WAL before its commit, and
+	// took 60 ms against 54 (means of two runs of 300 batches). Before
+	// 16 MiB, the bulk size took serve from 40 to 348 MiB of RSS for good
 	// while its pruner deleted a million expired assets.
 	DefaultWriterCacheKiB = 2 << 10
 	// pageSize is the page size of a database file this store creates; a
