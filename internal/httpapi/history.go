@@ -37,7 +37,7 @@ func incidentsRequest(cfg Config) parseList {
 		if err != nil {
 			return listRequest{}, err
 		}
-		return pagedRequest(cfg, pq, pq.key("incidents", "", false), pagedList[cdnapi.Incident]{
+		return pagedRequest(cfg.StoreTimeout, pq, pq.key("incidents", "", false), pagedList[cdnapi.Incident]{
 			fetch: func(ctx context.Context, after *cdnapi.Position, limit int) ([]cdnapi.Incident, error) {
 				return cfg.History.ListIncidents(ctx, cdnapi.IncidentQuery{After: after, Limit: limit})
 			},

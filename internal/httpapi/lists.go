@@ -52,7 +52,7 @@ func filesRequest(cfg Config) parseList {
 		if keyed {
 			files.cacheControl, files.vary = cacheFilesPrivate, "Authorization"
 		}
-		return pagedRequest(cfg, pq, pq.key("files", project, keyed), files), nil
+		return pagedRequest(cfg.StoreTimeout, pq, pq.key("files", project, keyed), files), nil
 	}
 }
 
@@ -76,7 +76,7 @@ func assetsRequest(cfg Config) parseList {
 		if region != "" {
 			assets.params = "&region=" + region // a checked code: nothing to escape
 		}
-		return pagedRequest(cfg, pq, pq.key("assets", region, false), assets), nil
+		return pagedRequest(cfg.StoreTimeout, pq, pq.key("assets", region, false), assets), nil
 	}
 }
 

