@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"testing"
@@ -217,3 +218,38 @@ func (s series) want(checks map[string]func(float64) bool) error {
 
 func is(want float64) func(float64) bool     { return func(v float64) bool { return v == want } }
 func atLeast(min float64) func(float64) bool { return func(v float64) bool { return v >= min } }
+
+// TestServeGCPercent checks that serve collects garbage less often than Go's
+// default (see serveGCPercent), as /metrics reports it, unless GOGC says
+// otherwise, and leaves the setting as it found it when it stops.
+func TestServeGCPercent(t *testing.T) {
+	gogc := func() float64 {
+		sample := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+		metrics.Read(sample)
+		return float64(sample[0].Value.Uint64())
+	}
+	before := gogc()
+	db := filepath.Join(t.TempDir(), "cdnapi.db")
+	for _, tc := range []struct {
+		env  map[string]string
+		want float64
+	}{
+		{nil, serveGCPercent},
+		{map[string]string{"GOGC": "50"}, before}, // the runtime read GOGC at start; serve leaves it
+	} {
+		s := startServe(t, tc.env, "--db", db, "--demo")
+		got, err := scrape(s.admin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got["go_gc_gogc_percent"] != tc.want {
+			t.Errorf("with GOGC=%q, go_gc_gogc_percent = %v, want %v", tc.env["GOGC"], got["go_gc_gogc_percent"], tc.want)
+		}
+		if err := s.stop(); err != nil {
+			t.Fatal(err)
+		}
+		if after := gogc(); after != before {
+			t.Errorf("after serve stopped, GOGC is %v, want %v as before", after, before)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime/debug"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
@@ -14,6 +15,15 @@ import (
 	"github.com/cdnapi/cdnapi/internal/retention"
 	"github.com/cdnapi/cdnapi/internal/sqlite"
 )
+
+// serveGCPercent is the GOGC of serve, unless GOGC is set. serve's live heap
+// is small (a few MiB: the page cache, the pools, the metrics) and every
+// answer allocates, so at the default of 100 the collector runs often and
+// much of its cost is fixed per cycle. At 200, in interleaved wrk runs of
+// one build against itself on a million files, the hot page took 14% less
+// CPU per answer and deep pages 12% less, for 4 MiB more peak RSS (49
+// against 45 MiB under deep pages); 400 gained nothing more and cost 8 MiB.
+const serveGCPercent = 200
 
 // defaultAssetRetention is how long serve keeps assets: a week of recent
 // requests, well beyond the three days of demo assets that --demo writes.
@@ -112,6 +122,9 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	logger, err := newLogger(env.stderr, cfg.logFormat, cfg.logLevel)
 	if err != nil {
 		return err
+	}
+	if env.getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(serveGCPercent))
 	}
 	ctx = sqlite.WithWaitNotice(ctx, func(msg string) { logger.Info(msg) })
 	build := buildinfo.Read()
