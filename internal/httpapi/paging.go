@@ -112,8 +112,8 @@ func renderPage[T positioned](r *http.Request, storeTimeout time.Duration, pq pa
 // pagedRequest is the request for the page of l that pq asks for, under
 // key, whose store read is bounded by storeTimeout. It is made for every
 // request, a page-cache hit too, so its closure holds only what renderPage
-// needs: holding a whole Config copied it to the heap each time, about
-// 480 bytes a request.
+// needs: holding a whole Config moved a copy of it to the heap each time,
+// 224 of the 1,155 bytes a hot page allocated (BenchmarkHotPage).
 func pagedRequest[T positioned](storeTimeout time.Duration, pq pageQuery, key string, l pagedList[T]) listRequest {
 	return listRequest{key: key, render: func(r *http.Request) (*representation, error) {
 		return renderPage(r, storeTimeout, pq, l)

@@ -49,14 +49,15 @@ func TestPageCacheBudget(t *testing.T) {
 	const readers = 4
 	seeded, path := openTemp(t, Options{})
 	ctx := t.Context()
-	// About 22 MB of files: their leaves alone are several budgets.
+	// About 44 MB of files: their leaves alone are several budgets.
 	opts := demo.SeedOptions{Project: "default", Files: 200_000, Seed: 1, Now: storetest.Epoch}
 	if err := seeded.Write(ctx, func(w cdnapi.Writer) error { return demo.Seed(ctx, w, opts) }); err != nil {
 		t.Fatal(err)
 	}
-	seeded.Close()
+	seeded.Close() // openTemp's cleanup closes it again, which does nothing
 	// serve opens a file that exists, whose page size its connections
-	// learn from the file.
+	// learn from the file: their caches then grew more than on the file
+	// that seeded made.
 	s, err := Open(ctx, path, Options{ReadConns: readers})
 	if err != nil {
 		t.Fatal(err)
