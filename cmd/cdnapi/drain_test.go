@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -90,5 +91,29 @@ func TestDrainCutsNothing(t *testing.T) {
 					before, closed.Load(), workers, workers)
 			}
 		})
+	}
+}
+
+// TestServeStopsItsEvaluator stops serve in the middle of its status
+// rounds, many times, and checks that once serve has returned no status
+// evaluator of it is still running: the caller closes the store next, and a
+// probe still under way would open the database file after the store's
+// Close (a test's temporary directory was found not empty at its removal).
+func TestServeStopsItsEvaluator(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "cdnapi.db")
+	evaluators := func() int {
+		buf := make([]byte, 1<<20)
+		return strings.Count(string(buf[:runtime.Stack(buf, true)]), "health.(*Evaluator).Run(")
+	}
+	for i := range 10 {
+		s := startServe(t, nil, "--db", db, "--demo", "--status-interval", "1ms")
+		// Stop at a different point of the rounds each time.
+		time.Sleep(time.Duration(i%5) * time.Millisecond)
+		if err := s.stop(); err != nil {
+			t.Fatal(err)
+		}
+		if n := evaluators(); n > 0 {
+			t.Fatalf("stop %d: %d status evaluators still run after serve returned", i, n)
+		}
 	}
 }

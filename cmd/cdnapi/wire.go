@@ -149,13 +149,20 @@ type probedLists struct {
 
 // run starts the guard's background work, the status evaluator and the
 // pruner, serves until ctx ends or a listener fails, then drains, and
-// returns once all has stopped.
+// returns once all has stopped, the evaluator and the pruner included.
 func (svc *service) run(ctx context.Context) error {
 	stopGuard := svc.guard.start(ctx)
 	defer stopGuard()
+	// The evaluator probes the store until it has stopped, and the caller
+	// closes the store once run returns: a probe still opening SQLite's
+	// file after that would outlive the store's Close.
 	evalCtx, stopEval := context.WithCancel(context.WithoutCancel(ctx))
-	defer stopEval()
-	go svc.status.Run(evalCtx)
+	var evaluating sync.WaitGroup
+	defer func() {
+		stopEval()
+		evaluating.Wait()
+	}()
+	evaluating.Go(func() { svc.status.Run(evalCtx) })
 	stopDeliveries := startDeliveries(ctx, svc.webhooks)
 	defer stopDeliveries()
 
@@ -182,6 +189,7 @@ func (svc *service) run(ctx context.Context) error {
 	}
 	err := serveUntilDone(ctx, svc.logger, svc.listeners.all(), drain)
 	stopEval()
+	evaluating.Wait()
 	pruning.Wait()
 	return err
 }
