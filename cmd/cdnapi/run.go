@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"runtime/debug"
 
 	"github.com/cdnapi/cdnapi/internal/sqlite"
 )
@@ -23,6 +24,17 @@ type environment struct {
 	stdin  io.Reader
 	stdout io.Writer
 	stderr io.Writer
+}
+
+// collectLessOften sets Go's GC percent to percent unless the environment
+// sets GOGC, for a command whose live heap is small and that allocates
+// fast, and returns what puts the setting back.
+func (env *environment) collectLessOften(percent int) (restore func()) {
+	if env.getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(percent)
+	return func() { debug.SetGCPercent(old) }
 }
 
 var commands = []command{

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime/debug"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
@@ -123,9 +122,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	if env.getenv("GOGC") == "" {
-		defer debug.SetGCPercent(debug.SetGCPercent(serveGCPercent))
-	}
+	defer env.collectLessOften(serveGCPercent)()
 	ctx = sqlite.WithWaitNotice(ctx, func(msg string) { logger.Info(msg) })
 	build := buildinfo.Read()
 	logger.Info("starting", "version", build.Version, "revision", build.RevisionLabel(), "go_version", build.GoVersion,
