@@ -13,12 +13,64 @@ type APIKey struct {
 	Hash      [32]byte // SHA-256 of the key; never shown
 	Prefix    string   // the key's first characters ("cdk_AbC9"), shown to match a key to its ID; "" for keys made before it was kept
 	Project   string   // the project whose files the key lists
+	Scope     KeyScope // what the key may do; "" is read, as for keys made before scopes
 	Label     string   // an operator's note, may be empty
 	CreatedAt time.Time
 	ExpiresAt time.Time // zero: never expires
 	LastUsed  time.Time // zero: never used; coarse (about a minute)
 	RevokedAt time.Time // zero: not revoked
 }
+
+// KeyScope is what an API key may do. A key never does what its scope does
+// not name: the routes check the scope of the key they are given, and
+// answer 403 permission_denied to any other.
+type KeyScope string
+
+// The scopes of API.md.
+const (
+	// ScopeRead lists the files, regions and assets of the key's project.
+	// It is the default, and the scope of every key made before scopes.
+	ScopeRead KeyScope = "read"
+	// ScopeUpload writes into the key's project's origin through the
+	// upload service.
+	ScopeUpload KeyScope = "upload"
+	// ScopeEdge sends one region's edge log lines to the ingest address.
+	ScopeEdge KeyScope = "edge"
+)
+
+// KeyScopes are the valid scopes, in the order messages name them.
+var KeyScopes = []KeyScope{ScopeRead, ScopeUpload, ScopeEdge}
+
+// Valid reports whether s is one of KeyScopes; "" is not.
+func (s KeyScope) Valid() bool {
+	return s == ScopeRead || s == ScopeUpload || s == ScopeEdge
+}
+
+// OrRead returns s, or ScopeRead when s is empty: a key stored or built
+// without a scope is a read key.
+func (s KeyScope) OrRead() KeyScope {
+	if s == "" {
+		return ScopeRead
+	}
+	return s
+}
+
+// KeyIdentity is what a verified key says about the request that carries
+// it: the key's ID, its project and its scope, never the key itself.
+type KeyIdentity struct {
+	ID, Project string
+	Scope       KeyScope
+}
+
+// CanaryProject is the project reserved for the status evaluator's upload
+// canary. Only serve makes keys for it, through the store directly; keys
+// create refuses it, so that no operator's key can write where the canary
+// measures.
+const CanaryProject = "cdnapi-canary"
+
+// ReservedProject reports whether p is reserved for cdnapi itself, so
+// that no key may be created for it by hand.
+func ReservedProject(p string) bool { return p == CanaryProject }
 
 // Usable reports whether k may authenticate a request at now: not revoked
 // and not expired.

@@ -14,6 +14,7 @@ const (
 	CodeRegionUnknown          = "region_unknown"
 	CodeAuthenticationRequired = "authentication_required"
 	CodeAPIKeyInvalid          = "api_key_invalid"
+	CodePermissionDenied       = "permission_denied"
 	CodeNotFound               = "not_found"
 	CodeMethodNotAllowed       = "method_not_allowed"
 	CodeRateLimited            = "rate_limited"

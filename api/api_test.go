@@ -156,14 +156,15 @@ func TestAgreesWithDomain(t *testing.T) {
 
 	codes := []string{
 		cdnapi.CodeParameterInvalid, cdnapi.CodeParameterUnknown, cdnapi.CodeCursorInvalid, cdnapi.CodeRegionUnknown,
-		cdnapi.CodeAuthenticationRequired, cdnapi.CodeAPIKeyInvalid, cdnapi.CodeNotFound, cdnapi.CodeMethodNotAllowed,
+		cdnapi.CodeAuthenticationRequired, cdnapi.CodeAPIKeyInvalid, cdnapi.CodePermissionDenied, cdnapi.CodeNotFound,
+		cdnapi.CodeMethodNotAllowed,
 		cdnapi.CodeRateLimited, cdnapi.CodeInternal, cdnapi.CodeStorageUnavailable,
 	}
 	// Each status has its own error schema (a whole object, not an allOf
 	// of a shared one, which generators reduce to its first part); together
 	// they name every code once.
 	var got []string
-	for _, name := range []string{"BadRequestError", "UnauthorizedError", "NotFoundError", "MethodNotAllowedError",
+	for _, name := range []string{"BadRequestError", "UnauthorizedError", "ForbiddenError", "NotFoundError", "MethodNotAllowedError",
 		"TooManyRequestsError", "InternalServerError", "ServiceUnavailableError"} {
 		got = append(got, strs(t, at(t, schemas, name, "properties", "error", "properties", "code", "enum"))...)
 	}

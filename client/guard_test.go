@@ -86,7 +86,7 @@ func TestGuardErrorCodes(t *testing.T) {
 		fill(t, s, 10, 0)
 		other := storetest.Files(30, "other", 3) // fill's files of "other"
 		storetest.SortFiles(other)
-		key, rec := auth.NewKey("other", "client test", time.Now(), time.Time{})
+		key, rec := auth.NewKey("other", cdnapi.ScopeRead, "client test", time.Now(), time.Time{})
 		must(t, s.store.current().(cdnapi.KeyStore).CreateKey(ctx, rec))
 		must(t, keys.Refresh(ctx))
 

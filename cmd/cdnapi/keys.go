@@ -13,11 +13,15 @@ import (
 	"github.com/cdnapi/cdnapi/internal/auth"
 )
 
-const keysSynopsis = `keys create --project NAME [--name LABEL] [--expires-in DURATION] [--quiet] | list [--project NAME] | revoke ID|KEY  [--db DSN]
+const keysSynopsis = `keys create --project NAME [--scope read|upload|edge] [--name LABEL] [--expires-in DURATION] [--quiet] | list [--project NAME] | revoke ID|KEY  [--db DSN]
 
-API keys authenticate requests when serve runs with --auth required; a key
-lists the files of its project. create prints the new key, once, alone on
-stdout: the store keeps only its SHA-256 hash. A key revoked or expired is
+API keys authenticate requests when serve runs with --auth required. A
+key belongs to one project and has a scope: read (the default) lists the
+project's files, regions and assets; upload writes into the project's
+origin through the upload service; edge sends one region's edge log lines
+to the ingest address. A key does nothing its scope does not name. create
+prints the new key, once, alone on stdout: the store keeps only its
+SHA-256 hash. A key revoked or expired is
 refused by every serving process within 5 seconds. list shows each key's
 first characters (PREFIX, such as cdk_AbC9…), so that a key found in a log
 can be matched to its ID; revoke takes the ID, or the key itself.`
@@ -27,6 +31,7 @@ type keysConfig struct {
 	verb      string // create, list or revoke
 	arg       string // revoke's key ID, or the key itself
 	project   string
+	scope     cdnapi.KeyScope
 	label     string
 	expiresIn time.Duration
 	quiet     bool
@@ -40,6 +45,7 @@ func parseKeysConfig(env *environment, args []string) (keysConfig, error) {
 	fs := newFlagSet("keys", keysSynopsis, env.stdout)
 	c.db = addStoreFlags(fs, fewWrites)
 	fs.StringVar(&c.project, "project", "", "create: the project of the key (required); list: show only this project's keys")
+	scope := fs.String("scope", string(cdnapi.ScopeRead), "create: what the key may do: read (list files, regions and assets), upload or edge")
 	fs.StringVar(&c.label, "name", "", "create: a label for the key, such as who holds it")
 	fs.DurationVar(&c.expiresIn, "expires-in", 0, "create: how long the key is valid, e.g. 720h (default: until revoked)")
 	fs.BoolVar(&c.quiet, "quiet", false, "create: no warning when the project holds no files")
@@ -51,6 +57,13 @@ func parseKeysConfig(env *environment, args []string) (keysConfig, error) {
 	case len(args) == 1 && args[0] == "create":
 		if !cdnapi.ValidProject(c.project) {
 			return c, usageError{"keys create: --project: want 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"}
+		}
+		if cdnapi.ReservedProject(c.project) {
+			return c, usageError{fmt.Sprintf("keys create: --project %s is reserved for serve's upload canary, which makes its own key; choose another project", c.project)}
+		}
+		c.scope = cdnapi.KeyScope(*scope)
+		if !c.scope.Valid() {
+			return c, usageError{fmt.Sprintf("keys create: --scope must be %s, not %q", scopeChoices(), *scope)}
 		}
 		if c.expiresIn < 0 {
 			return c, usageError{"keys create: --expires-in must not be negative"}
@@ -102,16 +115,32 @@ func createKey(ctx context.Context, env *environment, st store, cfg keysConfig, 
 	if cfg.expiresIn > 0 {
 		expires = now.Add(cfg.expiresIn)
 	}
-	key, rec := auth.NewKey(cfg.project, cfg.label, now, expires)
+	key, rec := auth.NewKey(cfg.project, cfg.scope, cfg.label, now, expires)
 	if err := st.CreateKey(ctx, rec); err != nil {
 		return fmt.Errorf("keys create: %w", err)
 	}
 	fmt.Fprintln(env.stdout, key)
-	fmt.Fprintf(env.stderr, "created %s for project %s; the key above is shown only once\n", rec.ID, rec.Project)
+	fmt.Fprintf(env.stderr, "created %s for project %s, scope %s; the key above is shown only once\n", rec.ID, rec.Project, rec.Scope)
 	if !cfg.quiet {
 		warnEmptyProject(ctx, env, st, rec.Project)
 	}
 	return nil
+}
+
+// scopeChoices names the valid scopes for a usage message: "read, upload
+// or edge".
+func scopeChoices() string {
+	var b strings.Builder
+	for i, s := range cdnapi.KeyScopes {
+		switch {
+		case i == len(cdnapi.KeyScopes)-1:
+			b.WriteString(" or ")
+		case i > 0:
+			b.WriteString(", ")
+		}
+		b.WriteString(string(s))
+	}
+	return b.String()
 }
 
 // revokeKey revokes the key that arg names, by its ID or as itself.
@@ -166,7 +195,7 @@ func keyID(ctx context.Context, st cdnapi.KeyStore, arg string) (string, error) 
 // characters only (PREFIX), which give away 24 of its 190 bits.
 func printKeys(env *environment, keys []cdnapi.APIKey, now time.Time) {
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPREFIX\tPROJECT\tNAME\tCREATED\tEXPIRES\tLAST USED\tREVOKED")
+	fmt.Fprintln(tw, "ID\tPREFIX\tPROJECT\tSCOPE\tNAME\tCREATED\tEXPIRES\tLAST USED\tREVOKED")
 	for _, k := range keys {
 		label := "-"
 		if k.Label != "" {
@@ -187,7 +216,7 @@ func printKeys(env *environment, keys []cdnapi.APIKey, now time.Time) {
 			// records no earlier than the creation; older rows may hold it.
 			used = k.CreatedAt
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, prefix, k.Project, label,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, prefix, k.Project, k.Scope.OrRead(), label,
 			cdnapi.Timestamp(k.CreatedAt), expires, orDash(used, "never"), orDash(k.RevokedAt, "-"))
 	}
 	tw.Flush()

@@ -15,11 +15,11 @@ func TestNewKey(t *testing.T) {
 	now := time.Date(2026, 11, 20, 12, 0, 0, 700_000_000, time.UTC)
 	seen := map[string]bool{}
 	for range 1000 {
-		key, rec := NewKey("alpha", "ci", now, now.Add(time.Hour))
+		key, rec := NewKey("alpha", cdnapi.ScopeUpload, "ci", now, now.Add(time.Hour))
 		if !WellFormed(key) || len(key) != 36 || !strings.HasPrefix(rec.ID, IDPrefix) {
 			t.Fatalf("NewKey = %q, %q: malformed", key, rec.ID)
 		}
-		if rec.Hash != Hash(key) || rec.Project != "alpha" || rec.Label != "ci" || rec.Prefix != key[:len(KeyPrefix)+ShownChars] {
+		if rec.Hash != Hash(key) || rec.Project != "alpha" || rec.Scope != cdnapi.ScopeUpload || rec.Label != "ci" || rec.Prefix != key[:len(KeyPrefix)+ShownChars] {
 			t.Fatalf("record %+v does not describe key %q", rec, key)
 		}
 		if !rec.CreatedAt.Equal(now.Truncate(time.Second)) || !rec.ExpiresAt.Equal(now.Add(time.Hour).Truncate(time.Second)) {
@@ -30,13 +30,17 @@ func TestNewKey(t *testing.T) {
 		}
 		seen[key], seen[rec.ID] = true, true
 	}
-	if _, rec := NewKey("alpha", "", now, time.Time{}); !rec.ExpiresAt.IsZero() {
+	_, rec := NewKey("alpha", "", "", now, time.Time{})
+	if !rec.ExpiresAt.IsZero() {
 		t.Errorf("no expiry gave ExpiresAt %v", rec.ExpiresAt)
+	}
+	if rec.Scope != cdnapi.ScopeRead {
+		t.Errorf("no scope gave Scope %q, want read", rec.Scope)
 	}
 }
 
 func TestWellFormed(t *testing.T) {
-	good, _ := NewKey("p", "", time.Now(), time.Time{})
+	good, _ := NewKey("p", "", "", time.Now(), time.Time{})
 	for _, tt := range []struct {
 		key  string
 		want bool
@@ -70,7 +74,13 @@ func (c *countingSource) APIKeys(ctx context.Context, project string) ([]cdnapi.
 // newKey creates a key in st and returns it.
 func newKey(t *testing.T, st cdnapi.KeyStore, project string, now, expires time.Time) (string, cdnapi.APIKey) {
 	t.Helper()
-	key, rec := NewKey(project, "", now, expires)
+	return newScopedKey(t, st, project, cdnapi.ScopeRead, now, expires)
+}
+
+// newScopedKey creates a key of scope in st and returns it.
+func newScopedKey(t *testing.T, st cdnapi.KeyStore, project string, scope cdnapi.KeyScope, now, expires time.Time) (string, cdnapi.APIKey) {
+	t.Helper()
+	key, rec := NewKey(project, scope, "", now, expires)
 	if err := st.CreateKey(t.Context(), rec); err != nil {
 		t.Fatal(err)
 	}
@@ -83,37 +93,43 @@ func TestVerify(t *testing.T) {
 	clock := now
 	alpha, alphaRec := newKey(t, st, "alpha", now, time.Time{})
 	beta, betaRec := newKey(t, st, "beta", now, now.Add(time.Hour))
+	upload, uploadRec := newScopedKey(t, st, "alpha", cdnapi.ScopeUpload, now, time.Time{})
 	revoked, revokedRec := newKey(t, st, "alpha", now, time.Time{})
 	if err := st.RevokeKey(t.Context(), revokedRec.ID, now); err != nil {
 		t.Fatal(err)
 	}
 	src := &countingSource{Source: st}
 	v := New(src, Config{})
-	if _, _, ok := v.Verify(alpha, clock); ok {
+	if _, ok := v.Verify(alpha, clock); ok {
 		t.Fatal("a key verified before the first refresh")
 	}
 	if err := v.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	unknown, _ := NewKey("alpha", "", now, time.Time{})
+	unknown, _ := NewKey("alpha", "", "", now, time.Time{})
 	for _, tt := range []struct {
-		name, key, id, project string
+		name, key string
+		want      cdnapi.KeyIdentity
 	}{
-		{"alpha", alpha, alphaRec.ID, "alpha"},
-		{"beta", beta, betaRec.ID, "beta"},
-		{"revoked", revoked, "", ""},
-		{"unknown", unknown, "", ""},
-		{"malformed", "cdk_nope", "", ""},
-		{"a hash, not a key", string(alphaRec.Hash[:]), "", ""},
+		{"alpha", alpha, cdnapi.KeyIdentity{ID: alphaRec.ID, Project: "alpha", Scope: cdnapi.ScopeRead}},
+		{"beta", beta, cdnapi.KeyIdentity{ID: betaRec.ID, Project: "beta", Scope: cdnapi.ScopeRead}},
+		{"upload", upload, cdnapi.KeyIdentity{ID: uploadRec.ID, Project: "alpha", Scope: cdnapi.ScopeUpload}},
+		{"revoked", revoked, cdnapi.KeyIdentity{}},
+		{"unknown", unknown, cdnapi.KeyIdentity{}},
+		{"malformed", "cdk_nope", cdnapi.KeyIdentity{}},
+		{"a hash, not a key", string(alphaRec.Hash[:]), cdnapi.KeyIdentity{}},
 	} {
-		id, project, ok := v.Verify(tt.key, clock)
-		if id != tt.id || project != tt.project || ok != (tt.id != "") {
-			t.Errorf("%s: Verify = %q, %q, %v; want %q, %q", tt.name, id, project, ok, tt.id, tt.project)
+		// Twice: the second answer comes from the keys seen.
+		for range 2 {
+			got, ok := v.Verify(tt.key, clock)
+			if got != tt.want || ok != (tt.want.ID != "") {
+				t.Errorf("%s: Verify = %+v, %v; want %+v", tt.name, got, ok, tt.want)
+			}
 		}
 	}
 	// Expiry is checked against the clock on every request, not at refresh.
 	clock = now.Add(time.Hour)
-	if _, _, ok := v.Verify(beta, clock); ok {
+	if _, ok := v.Verify(beta, clock); ok {
 		t.Error("an expired key verified")
 	}
 	// Not one of those requests reached the store.
@@ -144,7 +160,7 @@ func TestRevocationBound(t *testing.T) {
 	}
 	revoked := time.Now()
 	for {
-		if _, _, ok := v.Verify(key, time.Now()); !ok {
+		if _, ok := v.Verify(key, time.Now()); !ok {
 			break
 		}
 		if time.Since(revoked) > interval+time.Second {

@@ -41,16 +41,18 @@ const ShownChars = 4
 // characters make collisions negligible; IDs are not secret.
 const idChars = 16
 
-// NewKey returns a new key for project and its record for the store. The
-// key is shown once and never stored. A zero expires means the key never
-// expires.
-func NewKey(project, label string, now, expires time.Time) (key string, rec cdnapi.APIKey) {
+// NewKey returns a new key for project, of scope, and its record for the
+// store. The key is shown once and never stored. An empty scope is
+// cdnapi.ScopeRead; a zero expires means the key never expires. The
+// caller checks that scope is valid and project not reserved.
+func NewKey(project string, scope cdnapi.KeyScope, label string, now, expires time.Time) (key string, rec cdnapi.APIKey) {
 	key = KeyPrefix + randomBase62(keyChars)
 	rec = cdnapi.APIKey{
 		ID:        IDPrefix + randomBase62(idChars),
 		Hash:      Hash(key),
 		Prefix:    key[:len(KeyPrefix)+ShownChars],
 		Project:   project,
+		Scope:     scope.OrRead(),
 		Label:     label,
 		CreatedAt: now.UTC().Truncate(time.Second),
 	}

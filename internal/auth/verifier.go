@@ -139,14 +139,15 @@ func (v *Verifier) Run(ctx context.Context) {
 	}
 }
 
-// Verify returns the ID and project of key when it is a known key, neither
-// revoked nor expired at now, the time of the request. It never does I/O.
-func (v *Verifier) Verify(key string, now time.Time) (id, project string, ok bool) {
+// Verify returns the identity of key (its ID, project and scope) when it
+// is a known key, neither revoked nor expired at now, the time of the
+// request. A key stored without a scope is a read key. It never does I/O.
+func (v *Verifier) Verify(key string, now time.Time) (cdnapi.KeyIdentity, bool) {
 	snap := v.snap.Load()
 	found := snap.seen.lookup(key) // a key seen is well formed
 	if found == nil {
 		if !WellFormed(key) {
-			return "", "", false
+			return cdnapi.KeyIdentity{}, false
 		}
 		h := Hash(key)
 		for _, e := range snap.byHash[prefix(h)] {
@@ -155,15 +156,15 @@ func (v *Verifier) Verify(key string, now time.Time) (id, project string, ok boo
 			}
 		}
 		if found == nil {
-			return "", "", false
+			return cdnapi.KeyIdentity{}, false
 		}
 		snap.seen.add(key, found)
 	}
 	if !found.key.Usable(now) {
-		return "", "", false
+		return cdnapi.KeyIdentity{}, false
 	}
 	v.recordUse(found, now)
-	return found.key.ID, found.key.Project, true
+	return cdnapi.KeyIdentity{ID: found.key.ID, Project: found.key.Project, Scope: found.key.Scope.OrRead()}, true
 }
 
 // recordUse notes a use of e, at most once per key and minute, so that the

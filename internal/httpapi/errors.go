@@ -19,6 +19,7 @@ var errorStatus = map[string]int{
 	cdnapi.CodeRegionUnknown:          http.StatusBadRequest,
 	cdnapi.CodeAuthenticationRequired: http.StatusUnauthorized,
 	cdnapi.CodeAPIKeyInvalid:          http.StatusUnauthorized,
+	cdnapi.CodePermissionDenied:       http.StatusForbidden,
 	cdnapi.CodeNotFound:               http.StatusNotFound,
 	cdnapi.CodeMethodNotAllowed:       http.StatusMethodNotAllowed,
 	cdnapi.CodeRateLimited:            http.StatusTooManyRequests,

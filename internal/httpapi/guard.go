@@ -16,9 +16,10 @@ import (
 // KeyVerifier checks API keys (internal/auth's Verifier). Verify must not
 // do I/O: it runs on every request.
 type KeyVerifier interface {
-	// Verify returns the ID and project of key when it may be used at now,
-	// the time of the request: known, neither revoked nor expired.
-	Verify(key string, now time.Time) (id, project string, ok bool)
+	// Verify returns the identity (ID, project and scope) of key when it
+	// may be used at now, the time of the request: known, neither revoked
+	// nor expired. A key without a scope is read.
+	Verify(key string, now time.Time) (cdnapi.KeyIdentity, bool)
 }
 
 // GuardConfig configures NewGuard.
@@ -34,15 +35,18 @@ type GuardConfig struct {
 	Clients *ClientResolver
 }
 
-// guardedRoutes are the routes that keys apply to: the lists. Every other
-// route of the public listeners (the status, its history, the OpenAPI
-// document and the human pages) is public: it needs no key, and when
-// limits are on it is limited per client address, in a bucket of its own.
-// The admin listener has no guard.
-var guardedRoutes = map[string]bool{
-	"/api/v1/files":   true,
-	"/api/v1/regions": true,
-	"/api/v1/assets":  true,
+// guardedRoutes are the routes that keys apply to: the lists, by what each
+// lists. Every other route of the public listeners (the status, its
+// history, the OpenAPI document and the human pages) is public: it needs
+// no key, and when limits are on it is limited per client address, in a
+// bucket of its own. The admin listener has no guard.
+//
+// The lists read, so they take read keys only: a key of another scope
+// (upload, edge) is valid, but refused with 403 permission_denied.
+var guardedRoutes = map[string]string{
+	"/api/v1/files":   "files",
+	"/api/v1/regions": "regions",
+	"/api/v1/assets":  "assets",
 }
 
 // The authentication errors of API.md.
@@ -93,11 +97,12 @@ func NewGuard(cfg GuardConfig) func(route string, next http.Handler) http.Handle
 // anything to guard it with.
 func (g *guard) wrap(route string, next http.Handler) http.Handler {
 	switch {
-	case guardedRoutes[route] && (g.keys != nil || g.limiter != nil):
+	case guardedRoutes[route] != "" && (g.keys != nil || g.limiter != nil):
+		lists := guardedRoutes[route]
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			g.serve(w, r, next)
+			g.serve(w, r, lists, next)
 		})
-	case !guardedRoutes[route] && g.limiter != nil:
+	case guardedRoutes[route] == "" && g.limiter != nil:
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			g.servePublic(w, r, next)
 		})
@@ -113,12 +118,13 @@ func (g *guard) servePublic(w http.ResponseWriter, r *http.Request, next http.Ha
 	}
 }
 
-// serve runs one request of a guarded route through the guard.
-func (g *guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+// serve runs one request of a guarded route, which lists what lists
+// ("files"), through the guard.
+func (g *guard) serve(w http.ResponseWriter, r *http.Request, lists string, next http.Handler) {
 	now := requestTime(r.Context())
 	addr, resolved := g.forwardedClient(r)
-	keyID, project, authErr := g.authenticate(r, now)
-	bucket := keyID // key IDs start with "key_", which no address does
+	key, authErr := g.authenticate(r, now)
+	bucket := key.ID // key IDs start with "key_", which no address does
 	if bucket == "" && g.limiter != nil {
 		bucket = g.addressBucket(r, addr, resolved)
 	}
@@ -129,11 +135,26 @@ func (g *guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler)
 		refuseAuth(w, r, authErr)
 		return
 	}
-	if keyID != "" {
-		r = withKey(r, keyID, project)
+	if key.ID != "" {
+		// Noted before the scope is judged, so that the access log names
+		// the key that was refused too.
+		r = withKey(r, key.ID, key.Project)
+		if key.Scope != cdnapi.ScopeRead {
+			writeError(w, r, errScope(key, lists))
+			return
+		}
 		w = privateAnswer(w, r)
 	}
 	next.ServeHTTP(w, r)
+}
+
+// errScope is the 403 of a valid key whose scope is not read, on a route
+// that lists what lists. It says how to get a key that may: the project is
+// the key's own, which ValidProject keeps to characters safe to echo.
+func errScope(key cdnapi.KeyIdentity, lists string) *cdnapi.Error {
+	return cdnapi.Errorf(cdnapi.CodePermissionDenied, "",
+		"this key's scope is %s; listing %s needs a key of scope read: cdnapi keys create --project %s --scope read",
+		key.Scope, lists, key.Project)
 }
 
 // forwardedClient resolves the client address when a proxy is trusted,
@@ -152,11 +173,11 @@ func (g *guard) forwardedClient(r *http.Request) (addr netip.Addr, resolved bool
 	return addr, true
 }
 
-// authenticate returns the ID and project of the request's key, or the
-// error that refuses it; with no verifier, nothing.
-func (g *guard) authenticate(r *http.Request, now time.Time) (id, project string, err error) {
+// authenticate returns the identity of the request's key, or the error
+// that refuses it; with no verifier, nothing.
+func (g *guard) authenticate(r *http.Request, now time.Time) (cdnapi.KeyIdentity, error) {
 	if g.keys == nil {
-		return "", "", nil
+		return cdnapi.KeyIdentity{}, nil
 	}
 	// The key is canonical: no need for Get to canonicalise it.
 	var header string
@@ -165,7 +186,7 @@ func (g *guard) authenticate(r *http.Request, now time.Time) (id, project string
 	case 1:
 		header = v[0]
 	default:
-		return "", "", errTwoCredentials
+		return cdnapi.KeyIdentity{}, errTwoCredentials
 	}
 	return verifyBearer(g.keys, header, now)
 }
@@ -302,16 +323,16 @@ func withKey(r *http.Request, id, project string) *http.Request {
 
 // verifyBearer checks the Authorization header: a request without bearer
 // credentials needs them; one with a bad key has an invalid one.
-func verifyBearer(keys KeyVerifier, header string, now time.Time) (id, project string, err error) {
+func verifyBearer(keys KeyVerifier, header string, now time.Time) (cdnapi.KeyIdentity, error) {
 	scheme, key, found := strings.Cut(header, " ")
 	if !found || !strings.EqualFold(scheme, "Bearer") {
-		return "", "", errAuthRequired
+		return cdnapi.KeyIdentity{}, errAuthRequired
 	}
-	id, project, ok := keys.Verify(strings.TrimSpace(key), now)
+	id, ok := keys.Verify(strings.TrimSpace(key), now)
 	if !ok {
-		return "", "", errKeyInvalid
+		return cdnapi.KeyIdentity{}, errKeyInvalid
 	}
-	return id, project, nil
+	return id, nil
 }
 
 // setRateHeaders sets the RateLimit-Policy and RateLimit headers of the

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cdnapi/cdnapi"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/cdnapi/cdnapi/internal/auth"
@@ -39,7 +40,7 @@ func BenchmarkGuard(b *testing.B) {
 	st := teststore.SQLite(b)
 	ctx := context.Background()
 	must(b, storetest.Writer(st).PutFiles(ctx, storetest.Files(100, DefaultProject, 1)))
-	key, rec := auth.NewKey(DefaultProject, "bench", time.Now(), time.Time{})
+	key, rec := auth.NewKey(DefaultProject, cdnapi.ScopeRead, "bench", time.Now(), time.Time{})
 	must(b, st.CreateKey(ctx, rec))
 	verifier := auth.New(st, auth.Config{})
 	must(b, verifier.Refresh(ctx))

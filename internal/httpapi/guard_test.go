@@ -20,6 +20,7 @@ import (
 // guardKeys are the keys of a guarded environment.
 type guardKeys struct {
 	def, other, revoked, expired string // def lists DefaultProject, other otherProject
+	upload, edge                 string // valid keys of DefaultProject whose scope is not read
 	verifier                     *auth.Verifier
 }
 
@@ -35,11 +36,16 @@ func newGuardedEnv(t *testing.T, withKeys bool, policy ratelimit.Policy, trusted
 		if withKeys {
 			st := c.Store.(cdnapi.KeyStore)
 			now := time.Now()
-			create := func(project string, expires time.Time) (string, cdnapi.APIKey) {
-				key, rec := auth.NewKey(project, "", now.Add(-time.Hour), expires)
+			createScoped := func(project string, scope cdnapi.KeyScope, expires time.Time) (string, cdnapi.APIKey) {
+				key, rec := auth.NewKey(project, scope, "", now.Add(-time.Hour), expires)
 				must(t, st.CreateKey(context.Background(), rec))
 				return key, rec
 			}
+			create := func(project string, expires time.Time) (string, cdnapi.APIKey) {
+				return createScoped(project, cdnapi.ScopeRead, expires)
+			}
+			keys.upload, _ = createScoped(DefaultProject, cdnapi.ScopeUpload, time.Time{})
+			keys.edge, _ = createScoped(DefaultProject, cdnapi.ScopeEdge, time.Time{})
 			keys.def, _ = create(DefaultProject, time.Time{})
 			keys.other, _ = create(otherProject, time.Time{})
 			keys.expired, _ = create(DefaultProject, now.Add(-time.Minute))
@@ -108,6 +114,55 @@ func TestGuardAuthentication(t *testing.T) {
 				t.Errorf("the body echoes the key: %s", body)
 			}
 		})
+	}
+}
+
+// TestGuardScope checks that the lists take read keys only: a valid key of
+// another scope gets 403 permission_denied, in the documented error shape,
+// with a message that says which key would do, on every list and either
+// listener, and no rate-limit or authentication challenge.
+func TestGuardScope(t *testing.T) {
+	e, k := newGuardedEnv(t, true, ratelimit.Policy{}, "")
+	for _, tc := range []struct {
+		name, listener, path, key, scope, lists string
+	}{
+		{"upload key, files", onAPI, "/api/v1/files", k.upload, "upload", "files"},
+		{"upload key, regions", onEdge, "/api/v1/regions", k.upload, "upload", "regions"},
+		{"edge key, assets", onEdge, "/api/v1/assets", k.edge, "edge", "assets"},
+		{"edge key, files", onAPI, "/api/v1/files", k.edge, "edge", "files"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, method := range []string{http.MethodGet, http.MethodHead} {
+				res, body := e.do(t, tc.listener, method, tc.path, bearer(tc.key))
+				if res.StatusCode != http.StatusForbidden {
+					t.Fatalf("%s: status %d, want 403: %s", method, res.StatusCode, body)
+				}
+				if res.Header.Get("WWW-Authenticate") != "" || res.Header.Get("Cache-Control") != "no-store" {
+					t.Errorf("%s: WWW-Authenticate %q, Cache-Control %q; want none and no-store", method,
+						res.Header.Get("WWW-Authenticate"), res.Header.Get("Cache-Control"))
+				}
+				if method == http.MethodHead {
+					continue
+				}
+				eb := decode[errorBody](t, body)
+				if eb.Error.Code != cdnapi.CodePermissionDenied || eb.Error.Type != "invalid_request_error" || eb.Error.RequestID == "" {
+					t.Errorf("error %+v, want invalid_request_error/permission_denied with a request ID", eb.Error)
+				}
+				want := "this key's scope is " + tc.scope + "; listing " + tc.lists +
+					" needs a key of scope read: cdnapi keys create --project " + DefaultProject + " --scope read"
+				if eb.Error.Message != want {
+					t.Errorf("message %q, want %q", eb.Error.Message, want)
+				}
+			}
+		})
+	}
+	// A read key of the same project lists, and the public routes take
+	// any key's scope as no key at all.
+	if res, body := e.do(t, onAPI, http.MethodGet, "/api/v1/files", bearer(k.def)); res.StatusCode != 200 {
+		t.Errorf("read key: status %d, want 200: %s", res.StatusCode, body)
+	}
+	if res, body := e.do(t, onAPI, http.MethodGet, "/api/v1/status", bearer(k.upload)); res.StatusCode != 200 {
+		t.Errorf("upload key on the status: status %d, want 200: %s", res.StatusCode, body)
 	}
 }
 

@@ -10,13 +10,14 @@ import (
 
 var _ cdnapi.KeyStore = (*Store)(nil)
 
-// CreateKey stores k, with its times in whole seconds.
+// CreateKey stores k, with its times in whole seconds and an empty scope
+// as read. A scope that is not valid is refused by the table's CHECK.
 func (s *Store) CreateKey(ctx context.Context, k cdnapi.APIKey) error {
 	_, err := s.primary.Exec(ctx, `INSERT INTO api_keys
-		(id, hash, project, label, created_at, expires_at, last_used_at, revoked_at, prefix)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		(id, hash, project, label, created_at, expires_at, last_used_at, revoked_at, prefix, scope)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 		k.ID, k.Hash[:], k.Project, k.Label, wholeSecondUTC(k.CreatedAt),
-		nullTime(k.ExpiresAt), nullTime(k.LastUsed), nullTime(k.RevokedAt), k.Prefix)
+		nullTime(k.ExpiresAt), nullTime(k.LastUsed), nullTime(k.RevokedAt), k.Prefix, string(k.Scope.OrRead()))
 	if err != nil {
 		return fmt.Errorf("postgres: create key: %w", err)
 	}
@@ -29,7 +30,7 @@ func (s *Store) CreateKey(ctx context.Context, k cdnapi.APIKey) error {
 // replica's lag.
 func (s *Store) APIKeys(ctx context.Context, project string) ([]cdnapi.APIKey, error) {
 	rows, err := s.primary.Query(ctx, `SELECT id, hash, project, label, created_at,
-		expires_at, last_used_at, revoked_at, prefix FROM api_keys
+		expires_at, last_used_at, revoked_at, prefix, scope FROM api_keys
 		WHERE $1 = '' OR project = $1 ORDER BY created_at, id`, project)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: api keys: %w", err)
@@ -40,7 +41,7 @@ func (s *Store) APIKeys(ctx context.Context, project string) ([]cdnapi.APIKey, e
 		var k cdnapi.APIKey
 		var hash []byte
 		var expires, used, revoked *time.Time
-		if err := rows.Scan(&k.ID, &hash, &k.Project, &k.Label, &k.CreatedAt, &expires, &used, &revoked, &k.Prefix); err != nil {
+		if err := rows.Scan(&k.ID, &hash, &k.Project, &k.Label, &k.CreatedAt, &expires, &used, &revoked, &k.Prefix, &k.Scope); err != nil {
 			return nil, fmt.Errorf("postgres: api keys: %w", err)
 		}
 		if len(hash) != len(k.Hash) {
