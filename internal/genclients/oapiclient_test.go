@@ -313,6 +313,20 @@ func oapiCodegenCalls(t *testing.T, s *server, hc *http.Client) {
 			t.Errorf("HeadRegions with key %q: %d", tc.key, head.StatusCode())
 		}
 	}
+	// A key whose scope may not list: 403.
+	denied, err := newClient(s.api, s.upload).ListFilesWithResponse(ctx, &oapiclient.ListFilesParams{})
+	must(err)
+	if e := denied.JSON403; e == nil {
+		t.Errorf("ListFiles with an upload key: %d %s", denied.StatusCode(), denied.Body)
+	} else {
+		checkError(t, "ListFiles upload key", errorFields{string(e.Error.Type), string(e.Error.Code), e.Error.Message, e.Error.RequestId, e.Error.Param},
+			"invalid_request_error", "permission_denied", "", denied.Headers403.XRequestId)
+	}
+	deniedHead, err := newClient(s.edge, s.upload).HeadRegionsWithResponse(ctx, nil)
+	must(err)
+	if deniedHead.Headers403 == nil || deniedHead.Headers403.XRequestId == "" || len(deniedHead.Body) != 0 {
+		t.Errorf("HeadRegions with an upload key: %d", deniedHead.StatusCode())
+	}
 	// The wrong address: 404, with a message that names the right one.
 	wrong, err := edge.ListFilesWithResponse(ctx, &oapiclient.ListFilesParams{})
 	must(err)

@@ -242,6 +242,22 @@ func ogenCalls(t *testing.T, s *server, hc *http.Client) {
 			t.Errorf("HeadRegions with key %q: %T", tc.key, head)
 		}
 	}
+	// A key whose scope may not list: 403.
+	uploader := newClient(s.upload)
+	res, err = uploader.ListFiles(api, ogenclient.ListFilesParams{})
+	must(err)
+	if e, ok := res.(*ogenclient.ForbiddenHeaders); !ok {
+		t.Errorf("ListFiles with an upload key: %T", res)
+	} else {
+		b := e.Response.Error
+		checkError(t, "ListFiles upload key", errorFields{string(b.Type), string(b.Code), string(b.Message), string(b.RequestID), optParam(b.Param)},
+			"invalid_request_error", "permission_denied", "", string(e.XRequestID))
+	}
+	deniedHead, err := uploader.HeadRegions(edge, ogenclient.HeadRegionsParams{})
+	must(err)
+	if h, ok := deniedHead.(*ogenclient.ForbiddenHead); !ok || h.XRequestID == "" {
+		t.Errorf("HeadRegions with an upload key: %T", deniedHead)
+	}
 	// The wrong address: 404, with a message that names the right one.
 	res, err = c.ListFiles(edge, ogenclient.ListFilesParams{})
 	must(err)

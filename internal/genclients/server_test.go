@@ -20,6 +20,7 @@ type server struct {
 	api, edge string // base URLs
 	key       string // an API key of the default project
 	spare     string // another key, whose bucket the rate-limit test empties
+	upload    string // a key of the default project whose scope (upload) may not list
 }
 
 var buildOnce = sync.OnceValues(func() (string, error) {
@@ -60,8 +61,9 @@ func startServer(t *testing.T) *server {
 	}
 	run("seed", "--db", db, "--files", "45", "--assets", "45", "--seed", "1")
 	s := &server{
-		key:   run("keys", "create", "--db", db, "--project", "default"),
-		spare: run("keys", "create", "--db", db, "--project", "default", "--name", "spare"),
+		key:    run("keys", "create", "--db", db, "--project", "default"),
+		spare:  run("keys", "create", "--db", db, "--project", "default", "--name", "spare"),
+		upload: run("keys", "create", "--db", db, "--project", "default", "--scope", "upload", "--name", "upload"),
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())

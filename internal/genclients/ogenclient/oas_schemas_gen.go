@@ -2077,6 +2077,351 @@ func (s *FilesNotModified) SetXRequestID(val RequestID) {
 func (*FilesNotModified) headFilesRes() {}
 func (*FilesNotModified) listFilesRes() {}
 
+// A 403 answer.
+// Ref: #/components/schemas/ForbiddenError
+type ForbiddenError struct {
+	Error ForbiddenErrorError `json:"error"`
+}
+
+// GetError returns the value of Error.
+func (s *ForbiddenError) GetError() ForbiddenErrorError {
+	return s.Error
+}
+
+// SetError sets the value of Error.
+func (s *ForbiddenError) SetError(val ForbiddenErrorError) {
+	s.Error = val
+}
+
+type ForbiddenErrorError struct {
+	Type      ForbiddenErrorErrorType `json:"type"`
+	Code      ForbiddenErrorErrorCode `json:"code"`
+	Message   ErrorMessage            `json:"message"`
+	Param     OptErrorParam           `json:"param"`
+	RequestID RequestID               `json:"request_id"`
+}
+
+// GetType returns the value of Type.
+func (s *ForbiddenErrorError) GetType() ForbiddenErrorErrorType {
+	return s.Type
+}
+
+// GetCode returns the value of Code.
+func (s *ForbiddenErrorError) GetCode() ForbiddenErrorErrorCode {
+	return s.Code
+}
+
+// GetMessage returns the value of Message.
+func (s *ForbiddenErrorError) GetMessage() ErrorMessage {
+	return s.Message
+}
+
+// GetParam returns the value of Param.
+func (s *ForbiddenErrorError) GetParam() OptErrorParam {
+	return s.Param
+}
+
+// GetRequestID returns the value of RequestID.
+func (s *ForbiddenErrorError) GetRequestID() RequestID {
+	return s.RequestID
+}
+
+// SetType sets the value of Type.
+func (s *ForbiddenErrorError) SetType(val ForbiddenErrorErrorType) {
+	s.Type = val
+}
+
+// SetCode sets the value of Code.
+func (s *ForbiddenErrorError) SetCode(val ForbiddenErrorErrorCode) {
+	s.Code = val
+}
+
+// SetMessage sets the value of Message.
+func (s *ForbiddenErrorError) SetMessage(val ErrorMessage) {
+	s.Message = val
+}
+
+// SetParam sets the value of Param.
+func (s *ForbiddenErrorError) SetParam(val OptErrorParam) {
+	s.Param = val
+}
+
+// SetRequestID sets the value of RequestID.
+func (s *ForbiddenErrorError) SetRequestID(val RequestID) {
+	s.RequestID = val
+}
+
+type ForbiddenErrorErrorCode string
+
+const (
+	ForbiddenErrorErrorCodePermissionDenied ForbiddenErrorErrorCode = "permission_denied"
+)
+
+// AllValues returns all ForbiddenErrorErrorCode values.
+func (ForbiddenErrorErrorCode) AllValues() []ForbiddenErrorErrorCode {
+	return []ForbiddenErrorErrorCode{
+		ForbiddenErrorErrorCodePermissionDenied,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ForbiddenErrorErrorCode) MarshalText() ([]byte, error) {
+	switch s {
+	case ForbiddenErrorErrorCodePermissionDenied:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ForbiddenErrorErrorCode) UnmarshalText(data []byte) error {
+	switch ForbiddenErrorErrorCode(data) {
+	case ForbiddenErrorErrorCodePermissionDenied:
+		*s = ForbiddenErrorErrorCodePermissionDenied
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type ForbiddenErrorErrorType string
+
+const (
+	ForbiddenErrorErrorTypeInvalidRequestError ForbiddenErrorErrorType = "invalid_request_error"
+)
+
+// AllValues returns all ForbiddenErrorErrorType values.
+func (ForbiddenErrorErrorType) AllValues() []ForbiddenErrorErrorType {
+	return []ForbiddenErrorErrorType{
+		ForbiddenErrorErrorTypeInvalidRequestError,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ForbiddenErrorErrorType) MarshalText() ([]byte, error) {
+	switch s {
+	case ForbiddenErrorErrorTypeInvalidRequestError:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ForbiddenErrorErrorType) UnmarshalText(data []byte) error {
+	switch ForbiddenErrorErrorType(data) {
+	case ForbiddenErrorErrorTypeInvalidRequestError:
+		*s = ForbiddenErrorErrorTypeInvalidRequestError
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/responses/ForbiddenHead
+type ForbiddenHead struct {
+	AccessControlAllowOrigin   OptString
+	AccessControlExposeHeaders OptString
+	CacheControl               string
+	ContentSecurityPolicy      string
+	RateLimit                  OptString
+	RateLimitPolicy            OptString
+	XContentTypeOptions        string
+	XRequestID                 RequestID
+}
+
+// GetAccessControlAllowOrigin returns the value of AccessControlAllowOrigin.
+func (s *ForbiddenHead) GetAccessControlAllowOrigin() OptString {
+	return s.AccessControlAllowOrigin
+}
+
+// GetAccessControlExposeHeaders returns the value of AccessControlExposeHeaders.
+func (s *ForbiddenHead) GetAccessControlExposeHeaders() OptString {
+	return s.AccessControlExposeHeaders
+}
+
+// GetCacheControl returns the value of CacheControl.
+func (s *ForbiddenHead) GetCacheControl() string {
+	return s.CacheControl
+}
+
+// GetContentSecurityPolicy returns the value of ContentSecurityPolicy.
+func (s *ForbiddenHead) GetContentSecurityPolicy() string {
+	return s.ContentSecurityPolicy
+}
+
+// GetRateLimit returns the value of RateLimit.
+func (s *ForbiddenHead) GetRateLimit() OptString {
+	return s.RateLimit
+}
+
+// GetRateLimitPolicy returns the value of RateLimitPolicy.
+func (s *ForbiddenHead) GetRateLimitPolicy() OptString {
+	return s.RateLimitPolicy
+}
+
+// GetXContentTypeOptions returns the value of XContentTypeOptions.
+func (s *ForbiddenHead) GetXContentTypeOptions() string {
+	return s.XContentTypeOptions
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *ForbiddenHead) GetXRequestID() RequestID {
+	return s.XRequestID
+}
+
+// SetAccessControlAllowOrigin sets the value of AccessControlAllowOrigin.
+func (s *ForbiddenHead) SetAccessControlAllowOrigin(val OptString) {
+	s.AccessControlAllowOrigin = val
+}
+
+// SetAccessControlExposeHeaders sets the value of AccessControlExposeHeaders.
+func (s *ForbiddenHead) SetAccessControlExposeHeaders(val OptString) {
+	s.AccessControlExposeHeaders = val
+}
+
+// SetCacheControl sets the value of CacheControl.
+func (s *ForbiddenHead) SetCacheControl(val string) {
+	s.CacheControl = val
+}
+
+// SetContentSecurityPolicy sets the value of ContentSecurityPolicy.
+func (s *ForbiddenHead) SetContentSecurityPolicy(val string) {
+	s.ContentSecurityPolicy = val
+}
+
+// SetRateLimit sets the value of RateLimit.
+func (s *ForbiddenHead) SetRateLimit(val OptString) {
+	s.RateLimit = val
+}
+
+// SetRateLimitPolicy sets the value of RateLimitPolicy.
+func (s *ForbiddenHead) SetRateLimitPolicy(val OptString) {
+	s.RateLimitPolicy = val
+}
+
+// SetXContentTypeOptions sets the value of XContentTypeOptions.
+func (s *ForbiddenHead) SetXContentTypeOptions(val string) {
+	s.XContentTypeOptions = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *ForbiddenHead) SetXRequestID(val RequestID) {
+	s.XRequestID = val
+}
+
+func (*ForbiddenHead) headAssetsRes()  {}
+func (*ForbiddenHead) headFilesRes()   {}
+func (*ForbiddenHead) headRegionsRes() {}
+
+// ForbiddenHeaders wraps ForbiddenError with response headers.
+type ForbiddenHeaders struct {
+	AccessControlAllowOrigin   OptString
+	AccessControlExposeHeaders OptString
+	CacheControl               string
+	ContentSecurityPolicy      string
+	RateLimit                  OptString
+	RateLimitPolicy            OptString
+	XContentTypeOptions        string
+	XRequestID                 RequestID
+	Response                   ForbiddenError
+}
+
+// GetAccessControlAllowOrigin returns the value of AccessControlAllowOrigin.
+func (s *ForbiddenHeaders) GetAccessControlAllowOrigin() OptString {
+	return s.AccessControlAllowOrigin
+}
+
+// GetAccessControlExposeHeaders returns the value of AccessControlExposeHeaders.
+func (s *ForbiddenHeaders) GetAccessControlExposeHeaders() OptString {
+	return s.AccessControlExposeHeaders
+}
+
+// GetCacheControl returns the value of CacheControl.
+func (s *ForbiddenHeaders) GetCacheControl() string {
+	return s.CacheControl
+}
+
+// GetContentSecurityPolicy returns the value of ContentSecurityPolicy.
+func (s *ForbiddenHeaders) GetContentSecurityPolicy() string {
+	return s.ContentSecurityPolicy
+}
+
+// GetRateLimit returns the value of RateLimit.
+func (s *ForbiddenHeaders) GetRateLimit() OptString {
+	return s.RateLimit
+}
+
+// GetRateLimitPolicy returns the value of RateLimitPolicy.
+func (s *ForbiddenHeaders) GetRateLimitPolicy() OptString {
+	return s.RateLimitPolicy
+}
+
+// GetXContentTypeOptions returns the value of XContentTypeOptions.
+func (s *ForbiddenHeaders) GetXContentTypeOptions() string {
+	return s.XContentTypeOptions
+}
+
+// GetXRequestID returns the value of XRequestID.
+func (s *ForbiddenHeaders) GetXRequestID() RequestID {
+	return s.XRequestID
+}
+
+// GetResponse returns the value of Response.
+func (s *ForbiddenHeaders) GetResponse() ForbiddenError {
+	return s.Response
+}
+
+// SetAccessControlAllowOrigin sets the value of AccessControlAllowOrigin.
+func (s *ForbiddenHeaders) SetAccessControlAllowOrigin(val OptString) {
+	s.AccessControlAllowOrigin = val
+}
+
+// SetAccessControlExposeHeaders sets the value of AccessControlExposeHeaders.
+func (s *ForbiddenHeaders) SetAccessControlExposeHeaders(val OptString) {
+	s.AccessControlExposeHeaders = val
+}
+
+// SetCacheControl sets the value of CacheControl.
+func (s *ForbiddenHeaders) SetCacheControl(val string) {
+	s.CacheControl = val
+}
+
+// SetContentSecurityPolicy sets the value of ContentSecurityPolicy.
+func (s *ForbiddenHeaders) SetContentSecurityPolicy(val string) {
+	s.ContentSecurityPolicy = val
+}
+
+// SetRateLimit sets the value of RateLimit.
+func (s *ForbiddenHeaders) SetRateLimit(val OptString) {
+	s.RateLimit = val
+}
+
+// SetRateLimitPolicy sets the value of RateLimitPolicy.
+func (s *ForbiddenHeaders) SetRateLimitPolicy(val OptString) {
+	s.RateLimitPolicy = val
+}
+
+// SetXContentTypeOptions sets the value of XContentTypeOptions.
+func (s *ForbiddenHeaders) SetXContentTypeOptions(val string) {
+	s.XContentTypeOptions = val
+}
+
+// SetXRequestID sets the value of XRequestID.
+func (s *ForbiddenHeaders) SetXRequestID(val RequestID) {
+	s.XRequestID = val
+}
+
+// SetResponse sets the value of Response.
+func (s *ForbiddenHeaders) SetResponse(val ForbiddenError) {
+	s.Response = val
+}
+
+func (*ForbiddenHeaders) listAssetsRes()  {}
+func (*ForbiddenHeaders) listFilesRes()   {}
+func (*ForbiddenHeaders) listRegionsRes() {}
+
 // Ref: #/components/schemas/Incident
 type Incident struct {
 	ID string `json:"id"`
