@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -183,4 +184,64 @@ func (s *Store) checkSchema(ctx context.Context) error {
 		return fmt.Errorf("%w (database at version %d, binary at %d)", errSchemaPending, db, binary)
 	}
 	return nil
+}
+
+// TestMigrationKeyScope writes a key into the schema before 00008, when
+// keys had no scope, and migrates up: the key is read, as every key made
+// before scopes. A key of scope upload then made migrates down and up
+// again as read, the one scope a key without one can have.
+func TestMigrationKeyScope(t *testing.T) {
+	t.Parallel()
+	const before = 7 // the last version without api_keys.scope
+	s := openUnmigrated(t, pgtest.NewSchema(t))
+	ctx := t.Context()
+	db := stdlib.OpenDBFromPool(s.primary)
+	defer db.Close()
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations(),
+		goose.WithDisableGlobalRegistry(true), goose.WithLogger(goose.NopLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provider.UpTo(ctx, before); err != nil {
+		t.Fatalf("migrating to version %d: %v", before, err)
+	}
+	old := storetest.Key("old", "alpha", 0)
+	if _, err := s.primary.Exec(ctx, `INSERT INTO api_keys (id, hash, project, label, created_at)
+		VALUES ($1, $2, $3, '', $4)`, old.ID, old.Hash[:], old.Project, old.CreatedAt); err != nil {
+		t.Fatalf("insert a key at version %d: %v", before, err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	scopes := func(when string, want ...cdnapi.KeyScope) {
+		t.Helper()
+		keys, err := s.APIKeys(ctx, "")
+		if err != nil {
+			t.Fatalf("%s: APIKeys: %v", when, err)
+		}
+		var got []cdnapi.KeyScope
+		for _, k := range keys {
+			got = append(got, k.Scope)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: scopes %q, want %q", when, got, want)
+		}
+	}
+	scopes("after migrating up", cdnapi.ScopeRead)
+	upload := storetest.Key("upload", "alpha", 1)
+	upload.Scope = cdnapi.ScopeUpload
+	if err := s.CreateKey(ctx, upload); err != nil {
+		t.Fatalf("CreateKey: %v", err)
+	}
+	scopes("with an upload key", cdnapi.ScopeRead, cdnapi.ScopeUpload)
+	if _, err := s.primary.Exec(ctx, `UPDATE api_keys SET scope = 'admin'`); err == nil {
+		t.Error("the table took the scope admin")
+	}
+	if _, err := provider.DownTo(ctx, before); err != nil {
+		t.Fatalf("migrating down to version %d: %v", before, err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate again: %v", err)
+	}
+	scopes("after migrating down and up", cdnapi.ScopeRead, cdnapi.ScopeRead)
 }

@@ -184,3 +184,63 @@ func pagesOfFiles(t *testing.T, s *Store, project string, limit int) []cdnapi.Fi
 		after = &p
 	}
 }
+
+// TestMigrationKeyScope writes a key into the schema before 00011, when
+// keys had no scope, and migrates up: the key is read, as every key made
+// before scopes. A key of scope upload then made migrates down and up
+// again as read, the one scope a key without one can have.
+func TestMigrationKeyScope(t *testing.T) {
+	const before = 10 // the last version without api_keys.scope
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "m.db"), Options{})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer s.Close()
+	p, err := s.provider()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, before); err != nil {
+		t.Fatalf("migrating to version %d: %v", before, err)
+	}
+	old := storetest.Key("old", "alpha", 0)
+	if _, err := s.write.ExecContext(ctx, `INSERT INTO api_keys (id, hash, project, label, created_at, prefix)
+		VALUES (?, ?, ?, '', ?, '')`, old.ID, old.Hash[:], old.Project, old.CreatedAt.Unix()); err != nil {
+		t.Fatalf("insert a key at version %d: %v", before, err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	scopes := func(when string, want ...cdnapi.KeyScope) {
+		t.Helper()
+		keys, err := s.APIKeys(ctx, "")
+		if err != nil {
+			t.Fatalf("%s: APIKeys: %v", when, err)
+		}
+		var got []cdnapi.KeyScope
+		for _, k := range keys {
+			got = append(got, k.Scope)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: scopes %q, want %q", when, got, want)
+		}
+	}
+	scopes("after migrating up", cdnapi.ScopeRead)
+	upload := storetest.Key("upload", "alpha", 1)
+	upload.Scope = cdnapi.ScopeUpload
+	if err := s.CreateKey(ctx, upload); err != nil {
+		t.Fatalf("CreateKey: %v", err)
+	}
+	scopes("with an upload key", cdnapi.ScopeRead, cdnapi.ScopeUpload)
+	if _, err := s.write.ExecContext(ctx, `UPDATE api_keys SET scope = 'admin'`); err == nil {
+		t.Error("the table took the scope admin")
+	}
+	if _, err := p.DownTo(ctx, before); err != nil {
+		t.Fatalf("migrating down to version %d: %v", before, err)
+	}
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatalf("Migrate again: %v", err)
+	}
+	scopes("after migrating down and up", cdnapi.ScopeRead, cdnapi.ScopeRead)
+}

@@ -22,6 +22,7 @@ func RunKeys(t *testing.T, newStore func(t *testing.T) cdnapi.KeyStore) {
 		{"DuplicateRefused", testKeysDuplicate},
 		{"Revoke", testKeysRevoke},
 		{"TouchOnlyMovesForward", testKeysTouch},
+		{"Scope", testKeysScope},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, newStore(t)) })
@@ -63,7 +64,8 @@ func testKeysRoundTrip(t *testing.T, s cdnapi.KeyStore) {
 	}
 	full := Key("Full1", "alpha", 0)
 	full.Label = "CI déploiement ✓"
-	full.Prefix = "cdk_Full"                           // what keys list shows; bare has none, as keys made before it was kept
+	full.Prefix = "cdk_Full" // what keys list shows; bare has none, as keys made before it was kept
+	full.Scope = cdnapi.ScopeUpload
 	full.CreatedAt = Epoch.Add(500 * time.Millisecond) // stored as whole seconds
 	full.ExpiresAt = Epoch.Add(24*time.Hour + 900*time.Millisecond)
 	full.LastUsed = Epoch.Add(time.Minute)
@@ -91,7 +93,8 @@ func testKeysRoundTrip(t *testing.T, s cdnapi.KeyStore) {
 }
 
 func sameKey(a, b cdnapi.APIKey) bool {
-	return a.ID == b.ID && a.Hash == b.Hash && a.Prefix == b.Prefix && a.Project == b.Project && a.Label == b.Label &&
+	return a.ID == b.ID && a.Hash == b.Hash && a.Prefix == b.Prefix && a.Project == b.Project &&
+		a.Scope.OrRead() == b.Scope.OrRead() && a.Label == b.Label &&
 		a.CreatedAt.Equal(b.CreatedAt) && a.ExpiresAt.Equal(b.ExpiresAt) &&
 		a.LastUsed.Equal(b.LastUsed) && a.RevokedAt.Equal(b.RevokedAt)
 }
@@ -194,5 +197,33 @@ func testKeysTouch(t *testing.T, s cdnapi.KeyStore) {
 	keys := listKeys(t, s, "")
 	if !keys[0].LastUsed.Equal(t2) || !keys[1].LastUsed.Equal(t1) {
 		t.Errorf("LastUsed = %v, %v; want %v, %v", keys[0].LastUsed, keys[1].LastUsed, t2, t1)
+	}
+}
+
+// testKeysScope stores a key of each scope, and one without: each reads
+// back with its scope, the one without as read. A scope that is not one of
+// the three is refused, whoever forgets to check it before the store.
+func testKeysScope(t *testing.T, s cdnapi.KeyStore) {
+	read, upload, edge, none := Key("r", "alpha", 0), Key("u", "alpha", 1), Key("e", "alpha", 2), Key("n", "alpha", 3)
+	read.Scope, upload.Scope, edge.Scope = cdnapi.ScopeRead, cdnapi.ScopeUpload, cdnapi.ScopeEdge
+	createKeys(t, s, read, upload, edge, none)
+	bogus := Key("bogus", "alpha", 4)
+	bogus.Scope = "admin"
+	if err := s.CreateKey(t.Context(), bogus); err == nil {
+		t.Error("CreateKey with scope admin succeeded")
+	}
+	var got []cdnapi.KeyScope
+	for _, k := range listKeys(t, s, "alpha") {
+		got = append(got, k.Scope)
+	}
+	want := []cdnapi.KeyScope{cdnapi.ScopeRead, cdnapi.ScopeUpload, cdnapi.ScopeEdge, cdnapi.ScopeRead}
+	if len(got) != len(want) {
+		t.Fatalf("APIKeys = scopes %q, want %q", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("APIKeys = scopes %q, want %q", got, want)
+			break
+		}
 	}
 }
