@@ -36,6 +36,8 @@ func serveWithKeys(t *testing.T, db string) {
 	idA := regexp.MustCompile(`key_\w+`).FindString(errOut)
 	keyB, _ := mustRunCmd(t, "", "keys", "create", "--project", "other", "--db", db)
 	keyB = strings.TrimSpace(keyB)
+	upload, _ := mustRunCmd(t, "", "keys", "create", "--project", "default", "--scope", "upload", "--db", db)
+	upload = strings.TrimSpace(upload)
 
 	s := startServe(t, nil, "--db", db, "--auth", "required", "--rate-limit", "50", "--rate-burst", "100")
 	v := apitest.NewValidator(t)
@@ -50,6 +52,14 @@ func serveWithKeys(t *testing.T, db string) {
 	if res, body := get(t, v, s.api+"/api/v1/files", "Authorization", "Bearer "+keyB); res.StatusCode != 200 ||
 		strings.Contains(string(body), `"fil_`) {
 		t.Fatalf("the other project's key: %d %s", res.StatusCode, body)
+	}
+	// A valid key whose scope is not read lists nothing: 403, in the
+	// shape the document gives (the validator checks it), saying which key
+	// would do.
+	if res, body := get(t, v, s.api+"/api/v1/files", "Authorization", "Bearer "+upload); res.StatusCode != http.StatusForbidden ||
+		!strings.Contains(string(body), `"code":"permission_denied"`) ||
+		!strings.Contains(string(body), "cdnapi keys create --project default --scope read") {
+		t.Fatalf("files with an upload key: %d %s", res.StatusCode, body)
 	}
 	// The status needs no key, and is limited per address in a bucket of
 	// its own (issue 19: it was unlimited).

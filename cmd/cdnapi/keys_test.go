@@ -20,15 +20,22 @@ func TestKeysCommand(t *testing.T) {
 	if id == "" {
 		t.Fatalf("keys create said %q on stderr, want the new key's ID", errOut)
 	}
-	mustRunCmd(t, "", "keys", "create", "--project", "beta", "--expires-in", "1h", "--db", db)
+	if !strings.Contains(errOut, "scope read") {
+		t.Errorf("keys create said %q on stderr, want the new key's scope (read, the default)", errOut)
+	}
+	_, errOut = mustRunCmd(t, "", "keys", "create", "--project", "beta", "--scope", "upload", "--expires-in", "1h", "--db", db)
+	if !strings.Contains(errOut, "scope upload") {
+		t.Errorf("keys create --scope upload said %q on stderr", errOut)
+	}
 
 	out, _ = mustRunCmd(t, "", "keys", "list", "--db", db)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	// PREFIX is the key's first 8 characters, enough to match a key found
 	// in a log to its ID.
-	alpha := regexp.MustCompile(`(?m)^` + id + ` +` + regexp.QuoteMeta(key[:8]) + `… +alpha +"ci deploy" +\S+Z +never +never +-$`)
-	beta := regexp.MustCompile(`(?m)^key_\w+ +cdk_\w{4}… +beta +- +\S+Z +\S+Z +never +-$`)
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "ID ") || !alpha.MatchString(out) || !beta.MatchString(out) {
+	alpha := regexp.MustCompile(`(?m)^` + id + ` +` + regexp.QuoteMeta(key[:8]) + `… +alpha +read +"ci deploy" +\S+Z +never +never +-$`)
+	beta := regexp.MustCompile(`(?m)^key_\w+ +cdk_\w{4}… +beta +upload +- +\S+Z +\S+Z +never +-$`)
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "ID ") || !strings.Contains(lines[0], " SCOPE ") ||
+		!alpha.MatchString(out) || !beta.MatchString(out) {
 		t.Errorf("keys list printed\n%s", out)
 	}
 	hash := auth.Hash(key)
@@ -72,6 +79,9 @@ func TestKeysCommand(t *testing.T) {
 		{"no project", []string{"keys", "create"}, true, "--project"},
 		{"bad project", []string{"keys", "create", "--project", "a b"}, true, "--project"},
 		{"negative expiry", []string{"keys", "create", "--project", "a", "--expires-in", "-1h"}, true, "--expires-in"},
+		{"bogus scope", []string{"keys", "create", "--project", "a", "--scope", "bogus"}, true, "--scope must be read, upload or edge, not \"bogus\""},
+		{"empty scope", []string{"keys", "create", "--project", "a", "--scope", ""}, true, "--scope must be read, upload or edge"},
+		{"canary project", []string{"keys", "create", "--project", "cdnapi-canary"}, true, "--project cdnapi-canary is reserved"},
 		{"unknown key", []string{"keys", "revoke", "key_nope"}, false, "there is no key key_nope"},
 		{"not an ID", []string{"keys", "revoke", "cdk_short"}, true, "want a key ID"},
 		{"unknown key itself", []string{"keys", "revoke", "cdk_" + strings.Repeat("A", 32)}, false, "no key of this database is cdk_AAAA…"},
