@@ -10,6 +10,7 @@ package nginxtest
 import (
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -94,4 +95,19 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// StartUpload starts an upload server (the Upload Service) in front of the
+// authorizer at u.Auth, writing under u.Root, whose incoming, origin and tmp
+// folders it creates. Its access log is u.LogPath, or upload.log in its
+// directory (Server.LogPath). Stop and Start stop it and start it again on
+// the same port; it is stopped when tb ends.
+func StartUpload(tb testing.TB, u nginx.Upload) *nginx.Server {
+	tb.Helper()
+	for _, d := range []string{nginx.UploadIncoming, nginx.UploadOrigin, nginx.UploadTmp} {
+		if err := os.MkdirAll(filepath.Join(u.Root, d), 0o755); err != nil {
+			tb.Fatalf("nginxtest: %v", err)
+		}
+	}
+	return start(tb, u)
 }
