@@ -1,5 +1,6 @@
 // Package nginxtest starts throwaway nginx servers for tests (internal/nginx):
-// an origin serving a directory, and cdnapi edges in front of it, each on a
+// an origin serving a directory, cdnapi edges in front of it, and upload
+// servers in front of an authorizer, each on a
 // free 127.0.0.1 port with its files in the test's temporary directory,
 // stopped when the test ends.
 //
