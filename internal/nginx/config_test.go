@@ -23,6 +23,12 @@ func TestConfigRefusesBadInput(t *testing.T) {
 		{"log path with $", Edge{Region: "FRA1", Origin: "http://127.0.0.1:1", LogFormat: format, LogPath: dir + "/$host.log"}, "$"},
 		{"origin root missing", Origin{Root: dir + "/nope"}, "not a directory"},
 		{"origin root with a newline", Origin{Root: dir + "/a\nb"}, "not a directory"},
+		{"upload root missing", Upload{Root: dir + "/nope", Auth: "127.0.0.1:1"}, "not a directory"},
+		{"upload auth without port", Upload{Root: dir, Auth: "127.0.0.1"}, "auth"},
+		{"upload auth a URL", Upload{Root: dir, Auth: "http://127.0.0.1:1"}, "auth"},
+		{"upload auth with ;", Upload{Root: dir, Auth: "127.0.0.1:1;x"}, "auth"},
+		{"upload max bytes negative", Upload{Root: dir, Auth: "127.0.0.1:1", MaxBytes: -1}, "max bytes"},
+		{"upload log path with $", Upload{Root: dir, Auth: "127.0.0.1:1", LogPath: dir + "/$host.log"}, "$"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := mainConfig(dir, "127.0.0.1:1", c.site)

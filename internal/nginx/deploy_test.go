@@ -138,3 +138,87 @@ func TestEdgeMatchesShipped(t *testing.T) {
 		}
 	}
 }
+
+// shippedUpload is the Upload that deploy/nginx/upload.conf is rendered
+// from: the values deploy/nginx/README.md documents.
+var shippedUpload = nginx.Upload{
+	Root:    "/srv/cdnapi/uploads",
+	Auth:    "127.0.0.1:8082",
+	LogPath: "/var/log/nginx/cdnapi-upload.log",
+}
+
+const uploadConf = "../../deploy/nginx/upload.conf"
+
+// TestUploadMatchesShipped: deploy/nginx/upload.conf is what Upload.Render
+// makes of the documented values, so what the upload tests prove holds of
+// it. UPDATE_SHIPPED=1 writes it.
+func TestUploadMatchesShipped(t *testing.T) {
+	rendered, err := shippedUpload.Render("80")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv("UPDATE_SHIPPED") == "1" {
+		if err := os.WriteFile(uploadConf, []byte(rendered), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shipped, err := os.ReadFile(uploadConf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(shipped) != rendered {
+		t.Errorf("%s is not Upload.Render's output for the documented values (UPDATE_SHIPPED=1 go test -run TestUploadMatchesShipped ./internal/nginx/ writes it)", uploadConf)
+	}
+}
+
+// TestShippedUploadIsValid runs nginx -t on deploy/nginx/upload.conf as
+// Debian's nginx.conf would include it, with the paths it writes moved into
+// a temporary directory.
+func TestShippedUploadIsValid(t *testing.T) {
+	bin := nginxtest.Require(t)
+	dir := t.TempDir()
+	b, err := os.ReadFile(uploadConf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rewritten := strings.NewReplacer(
+		"/var/log/nginx/", dir+"/log/",
+		"/srv/cdnapi/uploads/", dir+"/uploads/",
+		"listen 80;", "listen 127.0.0.1:1;",
+	).Replace(string(b))
+	if strings.Count(rewritten, dir) != 4 {
+		t.Fatal("upload.conf no longer writes its log under /var/log/nginx and its files under /srv/cdnapi/uploads: update this test")
+	}
+	for _, d := range []string{"log", "uploads/incoming", "uploads/origin", "uploads/tmp", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "upload.conf"), []byte(rewritten), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	main := `daemon off;
+pid ` + dir + `/nginx.pid;
+error_log ` + dir + `/error.log;
+events {}
+http {
+    client_body_temp_path ` + dir + `/tmp/client_body;
+    proxy_temp_path ` + dir + `/tmp/proxy;
+    fastcgi_temp_path ` + dir + `/tmp/fastcgi;
+    uwsgi_temp_path ` + dir + `/tmp/uwsgi;
+    scgi_temp_path ` + dir + `/tmp/scgi;
+    include ` + dir + `/upload.conf;
+}
+`
+	conf := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(conf, []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "-p", dir+"/", "-c", conf, "-e", filepath.Join(dir, "error.log"), "-t").CombinedOutput()
+	if err != nil {
+		t.Fatalf("nginx -t: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "[warn]") || strings.Contains(string(out), "[emerg]") {
+		t.Errorf("nginx -t complains:\n%s", out)
+	}
+}

@@ -1,6 +1,8 @@
 // Package nginx runs Debian's nginx on loopback, as an origin serving a
-// directory or as a cdnapi edge (a proxy cache logging in the format of
-// deploy/nginx/cdnapi-log.conf), each in a directory of its own: the
+// directory, as a cdnapi edge (a proxy cache logging in the format of
+// deploy/nginx/cdnapi-log.conf), or as the Upload Service (WebDAV PUT and
+// DELETE authorized by cdnapi, deploy/nginx/upload.conf), each in a
+// directory of its own: the
 // configuration, pid file, error log, cache and temporary files all live
 // there, and no default path of the nginx build (/etc/nginx, /var/lib/nginx,
 // /var/log/nginx, /run) is read or written.

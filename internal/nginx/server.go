@@ -64,8 +64,11 @@ func New(dir, addr string, site Site) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{dir: dir, addr: addr, bin: bin}
-	if e, ok := site.(Edge); ok {
-		s.log = e.logPath(dir)
+	switch site := site.(type) {
+	case Edge:
+		s.log = site.logPath(dir)
+	case Upload:
+		s.log = site.logPath(dir)
 	}
 	if err := s.Test(); err != nil {
 		return nil, err

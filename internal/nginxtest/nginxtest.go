@@ -1,5 +1,6 @@
 // Package nginxtest starts throwaway nginx servers for tests (internal/nginx):
-// an origin serving a directory, and cdnapi edges in front of it, each on a
+// an origin serving a directory, cdnapi edges in front of it, and upload
+// servers in front of an authorizer, each on a
 // free 127.0.0.1 port with its files in the test's temporary directory,
 // stopped when the test ends.
 //
@@ -10,6 +11,7 @@ package nginxtest
 import (
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -94,4 +96,19 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// StartUpload starts an upload server (the Upload Service) in front of the
+// authorizer at u.Auth, writing under u.Root, whose incoming, origin and tmp
+// folders it creates. Its access log is u.LogPath, or upload.log in its
+// directory (Server.LogPath). Stop and Start stop it and start it again on
+// the same port; it is stopped when tb ends.
+func StartUpload(tb testing.TB, u nginx.Upload) *nginx.Server {
+	tb.Helper()
+	for _, d := range []string{nginx.UploadIncoming, nginx.UploadOrigin, nginx.UploadTmp} {
+		if err := os.MkdirAll(filepath.Join(u.Root, d), 0o755); err != nil {
+			tb.Fatalf("nginxtest: %v", err)
+		}
+	}
+	return start(tb, u)
 }
