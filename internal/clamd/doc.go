@@ -1,0 +1,2 @@
+// Package clamd is a client of ClamAV's scanning daemon.
+package clamd
