@@ -133,8 +133,10 @@ type Result struct {
 
 // ScanFile scans the contents of f. Over a unix socket clamd is handed the
 // descriptor (FILDES) and reads the file itself; over TCP the file is
-// streamed from its start (INSTREAM). Either way f's offset is left where
-// it was.
+// streamed from its start (INSTREAM). Either way the whole file is scanned
+// and f's offset is where it was when ScanFile returns; but clamd moves it
+// during a scan by descriptor, so f must not be read or written at its
+// offset meanwhile (ReadAt and WriteAt are fine).
 func (c *Client) ScanFile(ctx context.Context, f *os.File) (Result, error) {
 	if c.network != "unix" {
 		fi, err := f.Stat()
@@ -255,6 +257,11 @@ func (c *Client) fildes(ctx context.Context, f *os.File) (Result, error) {
 	uc := conn.(*net.UnixConn)
 	if _, err := uc.Write([]byte("zFILDES\x00")); err != nil {
 		return Result{}, c.ioError(ctx, "FILDES", err)
+	}
+	// clamd rewinds the descriptor it is handed, which shares its offset
+	// with f: the offset is put back once clamd has answered.
+	if pos, err := f.Seek(0, io.SeekCurrent); err == nil {
+		defer f.Seek(pos, io.SeekStart)
 	}
 	raw, err := f.SyscallConn()
 	if err != nil {
