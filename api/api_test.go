@@ -206,6 +206,12 @@ func TestPatternsAgreeWithDomain(t *testing.T) {
 	pattern := func(keys ...string) *regexp.Regexp {
 		return regexp.MustCompile(at(t, schemas, append(keys, "pattern")...).(string))
 	}
+	// The fileQuarantined webhook's body, and the quarantine in its data.
+	quarantineBody := func(keys ...string) *regexp.Regexp {
+		body := at(t, doc, "webhooks", "fileQuarantined", "post", "requestBody", "content", "application/json", "schema", "properties")
+		return regexp.MustCompile(at(t, body, append(keys, "pattern")...).(string))
+	}
+	quarantine := func(field string) *regexp.Regexp { return quarantineBody("data", "properties", field) }
 	tests := []struct {
 		name    string
 		pattern *regexp.Regexp
@@ -222,13 +228,12 @@ func TestPatternsAgreeWithDomain(t *testing.T) {
 			tm, err := time.Parse(cdnapi.TimeLayout, s)
 			return err == nil && cdnapi.Timestamp(tm) == s
 		}, []string{"2026-11-20T14:03:07Z", "2026-11-20T14:03:07.5Z", "2026-11-20T14:03:07+00:00", "2026-11-20 14:03:07Z", "2026-11-20T14:03:07z"}},
-		{"project", pattern("Quarantine", "properties", "project"), cdnapi.ValidProject,
+		{"project", quarantine("project"), cdnapi.ValidProject,
 			[]string{"acme", "a", "A.b_c-d", "-acme", ".acme", "", strings.Repeat("a", 64), strings.Repeat("a", 65), "ac me", "acmé"}},
-		{"checksum", pattern("Quarantine", "properties", "checksum"), cdnapi.ValidChecksum,
+		{"checksum", quarantine("checksum"), cdnapi.ValidChecksum,
 			[]string{"sha256:" + strings.Repeat("0f", 32), "sha256:" + strings.Repeat("0F", 32), "sha256:" + strings.Repeat("0f", 31),
 				"sha1:" + strings.Repeat("0f", 32), strings.Repeat("0f", 32)}},
-		{"event id", regexp.MustCompile(at(t, doc, "webhooks", "fileQuarantined", "post", "requestBody", "content",
-			"application/json", "schema", "properties", "id", "pattern").(string)), cdnapi.ValidEventID,
+		{"event id", quarantineBody("id"), cdnapi.ValidEventID,
 			[]string{"evt_" + strings.Repeat("a1", 16), "evt_" + strings.Repeat("A1", 16), "evt_" + strings.Repeat("a1", 15), "evt_", "wh_" + strings.Repeat("a1", 16)}},
 	}
 	for _, tt := range tests {
