@@ -207,8 +207,9 @@ type OutboxStats struct {
 // The store writes events itself, in the transaction of the change that
 // causes them: an incident opened, made worse or given a message, or
 // resolved (StatusHistory.UpdateIncident), and a region's status change,
-// however it was written. Each event is queued at once for every webhook
-// subscribed to its type then.
+// however it was written. A file.quarantined event is the one written on
+// request (QuarantineRecorder, which both engines implement too). Each
+// event is queued at once for every webhook subscribed to its type then.
 type WebhookStore interface {
 	// AddWebhook stores w. Its ID must be new.
 	AddWebhook(ctx context.Context, w Webhook) error
