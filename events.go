@@ -18,16 +18,18 @@ type EventType string
 
 // The event types. An incident event carries the incident as the API shows
 // it after the change; a region event carries the region with its new
-// status.
+// status; a quarantine event carries the infected upload (Quarantine).
 const (
 	EventIncidentOpened   EventType = "incident.opened"
 	EventIncidentUpdated  EventType = "incident.updated" // a worse status or a new operator message
 	EventIncidentResolved EventType = "incident.resolved"
 	EventRegionChanged    EventType = "region.changed"
+	EventFileQuarantined  EventType = "file.quarantined" // written by QuarantineRecorder, not by a trigger
 )
 
 // EventTypes lists every EventType.
-var EventTypes = []EventType{EventIncidentOpened, EventIncidentUpdated, EventIncidentResolved, EventRegionChanged}
+var EventTypes = []EventType{EventIncidentOpened, EventIncidentUpdated, EventIncidentResolved, EventRegionChanged,
+	EventFileQuarantined}
 
 // Valid reports whether t is one of EventTypes.
 func (t EventType) Valid() bool {
@@ -42,16 +44,41 @@ func (t EventType) Valid() bool {
 // Event is one change that subscribers are told about. The store writes it
 // in the same transaction as the change itself (an outbox), so an event is
 // never lost and never told of a change that was rolled back.
+//
+// Only webhooks are told of events. The Atom feed reads the incidents
+// (StatusHistory.ListIncidents) and the live stream the evaluator's status
+// document, not this log, so a file.quarantined event, which is no status,
+// reaches neither.
 type Event struct {
-	ID       string // EventIDPrefix and 32 hex digits; the same for every attempt and subscriber
-	Type     EventType
-	At       time.Time // when the change was written, whole seconds UTC
-	Incident *Incident // for incident.*: the incident as it was after the change
-	Region   *Region   // for region.changed: the region with its new status
+	ID         string // EventIDPrefix and 32 hex digits; the same for every attempt and subscriber
+	Type       EventType
+	At         time.Time   // when the change was written, whole seconds UTC
+	Incident   *Incident   // for incident.*: the incident as it was after the change
+	Region     *Region     // for region.changed: the region with its new status
+	Quarantine *Quarantine // for file.quarantined: the infected upload
 }
 
 // EventIDPrefix starts every event ID.
 const EventIDPrefix = "evt_"
+
+// ValidEventID reports whether id has the shape of an event ID:
+// EventIDPrefix and 32 lower-case hex digits.
+func ValidEventID(id string) bool {
+	if len(id) != len(EventIDPrefix)+32 || id[:len(EventIDPrefix)] != EventIDPrefix {
+		return false
+	}
+	return lowerHex(id[len(EventIDPrefix):])
+}
+
+// lowerHex reports whether s is lower-case hex digits only.
+func lowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // Webhook is a subscription: the events of Events are POSTed to URL, signed
 // with Secret as the Standard Webhooks specification says.
@@ -180,8 +207,9 @@ type OutboxStats struct {
 // The store writes events itself, in the transaction of the change that
 // causes them: an incident opened, made worse or given a message, or
 // resolved (StatusHistory.UpdateIncident), and a region's status change,
-// however it was written. Each event is queued at once for every webhook
-// subscribed to its type then.
+// however it was written. A file.quarantined event is the one written on
+// request (QuarantineRecorder, which both engines implement too). Each
+// event is queued at once for every webhook subscribed to its type then.
 type WebhookStore interface {
 	// AddWebhook stores w. Its ID must be new.
 	AddWebhook(ctx context.Context, w Webhook) error

@@ -172,6 +172,20 @@ func TestAgreesWithDomain(t *testing.T) {
 		t.Errorf("the error schemas' codes are %v, want %v", got, codes)
 	}
 
+	// The webhooks' type enums together name every event type once.
+	var types []string
+	for _, hook := range []string{"statusEvent", "fileQuarantined"} {
+		types = append(types, strs(t, at(t, doc, "webhooks", hook, "post", "requestBody", "content", "application/json",
+			"schema", "properties", "type", "enum"))...)
+	}
+	var eventTypes []string
+	for _, e := range cdnapi.EventTypes {
+		eventTypes = append(eventTypes, string(e))
+	}
+	if !sameSet(types, eventTypes) || len(types) != len(eventTypes) {
+		t.Errorf("the webhooks' event types are %v, want %v", types, eventTypes)
+	}
+
 	limit := at(t, doc, "components", "parameters", "limit", "schema")
 	for key, want := range map[string]int{"default": cdnapi.DefaultLimit, "minimum": 1, "maximum": cdnapi.MaxLimit} {
 		if got := at(t, limit, key); got != float64(want) {
@@ -193,6 +207,12 @@ func TestPatternsAgreeWithDomain(t *testing.T) {
 	pattern := func(keys ...string) *regexp.Regexp {
 		return regexp.MustCompile(at(t, schemas, append(keys, "pattern")...).(string))
 	}
+	// The fileQuarantined webhook's body, and the quarantine in its data.
+	quarantineBody := func(keys ...string) *regexp.Regexp {
+		body := at(t, doc, "webhooks", "fileQuarantined", "post", "requestBody", "content", "application/json", "schema", "properties")
+		return regexp.MustCompile(at(t, body, append(keys, "pattern")...).(string))
+	}
+	quarantine := func(field string) *regexp.Regexp { return quarantineBody("data", "properties", field) }
 	tests := []struct {
 		name    string
 		pattern *regexp.Regexp
@@ -209,6 +229,13 @@ func TestPatternsAgreeWithDomain(t *testing.T) {
 			tm, err := time.Parse(cdnapi.TimeLayout, s)
 			return err == nil && cdnapi.Timestamp(tm) == s
 		}, []string{"2026-11-20T14:03:07Z", "2026-11-20T14:03:07.5Z", "2026-11-20T14:03:07+00:00", "2026-11-20 14:03:07Z", "2026-11-20T14:03:07z"}},
+		{"project", quarantine("project"), cdnapi.ValidProject,
+			[]string{"acme", "a", "A.b_c-d", "-acme", ".acme", "", strings.Repeat("a", 64), strings.Repeat("a", 65), "ac me", "acmé"}},
+		{"checksum", quarantine("checksum"), cdnapi.ValidChecksum,
+			[]string{"sha256:" + strings.Repeat("0f", 32), "sha256:" + strings.Repeat("0F", 32), "sha256:" + strings.Repeat("0f", 31),
+				"sha1:" + strings.Repeat("0f", 32), strings.Repeat("0f", 32)}},
+		{"event id", quarantineBody("id"), cdnapi.ValidEventID,
+			[]string{"evt_" + strings.Repeat("a1", 16), "evt_" + strings.Repeat("A1", 16), "evt_" + strings.Repeat("a1", 15), "evt_", "wh_" + strings.Repeat("a1", 16)}},
 	}
 	for _, tt := range tests {
 		for _, in := range tt.inputs {

@@ -24,7 +24,7 @@ signed as the Standard Webhooks specification says, from the serve
 processes (see serve --webhook-*). add prints the new webhook's secret once;
 list never shows it. deliveries lists the latest attempts, newest first.
 Event types: incident.opened, incident.updated, incident.resolved,
-region.changed (default: all).`
+region.changed, file.quarantined (default: all).`
 
 // webhooksConfig is what webhooks' arguments and their CDNAPI_* variables
 // say.

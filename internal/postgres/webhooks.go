@@ -196,36 +196,52 @@ func (s *Store) DeleteEventsBefore(ctx context.Context, cutoff time.Time, limit 
 
 // eventColumns are the columns of an event that eventScan reads.
 const eventColumns = `e.id, e.type, e.at, e.subject, e.component, e.status, e.message,
-	e.started_at, e.resolved_at, e.name, e.zone, e.country`
+	e.started_at, e.resolved_at, e.name, e.zone, e.country,
+	e.path, e.bytes, e.checksum, e.signature, e.quarantined_at`
 
 // eventScan holds the columns of eventColumns while they are scanned.
 type eventScan struct {
-	id, typ, subject, status string
-	component, message       *string
-	name, zone, country      *string
-	at                       time.Time
-	started, resolved        *time.Time
+	id, typ, subject           string
+	status, component, message *string
+	name, zone, country        *string
+	path, checksum, signature  *string
+	bytes                      *int64
+	at                         time.Time
+	started, resolved          *time.Time
+	quarantined                *time.Time
 }
 
 func (e *eventScan) dest() []any {
 	return []any{&e.id, &e.typ, &e.at, &e.subject, &e.component, &e.status, &e.message,
-		&e.started, &e.resolved, &e.name, &e.zone, &e.country}
+		&e.started, &e.resolved, &e.name, &e.zone, &e.country,
+		&e.path, &e.bytes, &e.checksum, &e.signature, &e.quarantined}
 }
 
 func (e *eventScan) event() cdnapi.Event {
 	ev := cdnapi.Event{ID: e.id, Type: cdnapi.EventType(e.typ), At: e.at.UTC()}
-	if ev.Type == cdnapi.EventRegionChanged {
+	switch ev.Type {
+	case cdnapi.EventRegionChanged:
 		ev.Region = &cdnapi.Region{Code: e.subject, Name: deref(e.name), Zone: deref(e.zone),
-			Country: deref(e.country), Status: cdnapi.Status(e.status)}
-		return ev
-	}
-	ev.Incident = &cdnapi.Incident{ID: e.subject, Component: deref(e.component), Status: cdnapi.Status(e.status),
-		Message: deref(e.message)}
-	if e.started != nil {
-		ev.Incident.StartedAt = e.started.UTC()
-	}
-	if e.resolved != nil {
-		ev.Incident.ResolvedAt = e.resolved.UTC()
+			Country: deref(e.country), Status: cdnapi.Status(deref(e.status))}
+	case cdnapi.EventFileQuarantined:
+		q := &cdnapi.Quarantine{Project: e.subject, Path: deref(e.path), Checksum: deref(e.checksum),
+			Signature: deref(e.signature)}
+		if e.bytes != nil {
+			q.Bytes = *e.bytes
+		}
+		if e.quarantined != nil {
+			q.At = e.quarantined.UTC()
+		}
+		ev.Quarantine = q
+	default:
+		ev.Incident = &cdnapi.Incident{ID: e.subject, Component: deref(e.component), Status: cdnapi.Status(deref(e.status)),
+			Message: deref(e.message)}
+		if e.started != nil {
+			ev.Incident.StartedAt = e.started.UTC()
+		}
+		if e.resolved != nil {
+			ev.Incident.ResolvedAt = e.resolved.UTC()
+		}
 	}
 	return ev
 }

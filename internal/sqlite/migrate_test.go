@@ -244,3 +244,76 @@ func TestMigrationKeyScope(t *testing.T) {
 	}
 	scopes("after migrating down and up", cdnapi.ScopeRead, cdnapi.ScopeRead)
 }
+
+// TestMigrationRebuildsEvents writes events, one delivered and one still
+// waiting, into the schema before 00012 (which rebuilds events), migrates
+// up, down and up again: the events keep their IDs and seqs, the waiting
+// delivery its job, the foreign keys hold, and the triggers still write
+// and queue events. Then a quarantine is recorded and claimed with them.
+func TestMigrationRebuildsEvents(t *testing.T) {
+	const before = 11 // the last version without file.quarantined
+	ctx := t.Context()
+	hook := storetest.Hook(0, cdnapi.EventIncidentOpened, cdnapi.EventFileQuarantined)
+	var want []string // the waiting events' ids
+	jobs := func(s *Store) []string {
+		t.Helper()
+		rows, err := s.write.QueryContext(ctx, `SELECT e.id FROM webhook_jobs j JOIN events e ON e.seq = j.event_seq ORDER BY e.seq`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var ids []string
+		for rows.Next() {
+			var id string
+			rows.Scan(&id)
+			ids = append(ids, id)
+		}
+		return ids
+	}
+	check := func(s *Store, when string) {
+		t.Helper()
+		if got := jobs(s); !slices.Equal(got, want) {
+			t.Errorf("%s: waiting events %v, want %v", when, got, want)
+		}
+		var broken, triggers int
+		s.write.QueryRowContext(ctx, `SELECT count(*) FROM pragma_foreign_key_check`).Scan(&broken)
+		s.write.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema WHERE type = 'trigger'
+			AND name IN ('events_queued', 'incidents_opened', 'incidents_resolved', 'incidents_updated', 'region_changed')`).Scan(&triggers)
+		if broken != 0 || triggers != 5 {
+			t.Errorf("%s: %d foreign keys broken, %d of the 5 event triggers", when, broken, triggers)
+		}
+	}
+	s := migrationRoundTrip(t, before, func(s *Store) error {
+		if err := s.AddWebhook(ctx, hook); err != nil {
+			return err
+		}
+		for _, c := range []string{"API", "Storage"} {
+			if err := s.UpdateIncident(ctx, cdnapi.IncidentUpdate{Component: c, Status: cdnapi.StatusMajorOutage, At: storetest.Epoch}); err != nil {
+				return err
+			}
+		}
+		// The first is delivered: its job goes, its event stays.
+		ids := jobs(s)
+		if _, err := s.write.ExecContext(ctx, `DELETE FROM webhook_jobs WHERE event_seq = (SELECT seq FROM events WHERE id = ?)`, ids[0]); err != nil {
+			return err
+		}
+		want = ids[1:]
+		return nil
+	}, check)
+
+	if err := s.UpdateIncident(ctx, cdnapi.IncidentUpdate{Component: "CDN", Status: cdnapi.StatusMajorOutage, At: storetest.Epoch}); err != nil {
+		t.Fatal(err)
+	}
+	q := storetest.Quarantine("acme", "a.exe")
+	if err := s.RecordQuarantine(ctx, cdnapi.QuarantineEventID(q.Project, q.Path, q.Checksum), q); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := s.ClaimDeliveries(ctx, hook.ID, 10, time.Hour)
+	if err != nil || len(ds) != 3 {
+		t.Fatalf("ClaimDeliveries = %+v, %v; want the waiting incident, the new one and the quarantine", ds, err)
+	}
+	if ds[0].Event.ID != want[0] || ds[0].Event.Incident == nil || ds[1].Event.Incident == nil ||
+		ds[2].Event.Type != cdnapi.EventFileQuarantined || ds[2].Event.Quarantine == nil {
+		t.Errorf("claimed %+v %+v %+v", ds[0].Event, ds[1].Event, ds[2].Event)
+	}
+}

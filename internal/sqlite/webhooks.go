@@ -233,32 +233,40 @@ func (s *Store) DeleteEventsBefore(ctx context.Context, cutoff time.Time, limit 
 // eventColumns are the columns of an event that eventScan reads, after
 // its seq.
 const eventColumns = `e.seq, e.id, e.type, e.at, e.subject, e.component, e.status, e.message,
-	e.started_at, e.resolved_at, e.name, e.zone, e.country`
+	e.started_at, e.resolved_at, e.name, e.zone, e.country,
+	e.path, e.bytes, e.checksum, e.signature, e.quarantined_at`
 
 // eventScan holds the columns of eventColumns but seq while they are
 // scanned.
 type eventScan struct {
-	id, typ, subject, status string
-	component, message       sql.NullString
-	name, zone, country      sql.NullString
-	at                       int64
-	started, resolved        sql.NullInt64
+	id, typ, subject           string
+	status, component, message sql.NullString
+	name, zone, country        sql.NullString
+	path, checksum, signature  sql.NullString
+	at                         int64
+	started, resolved, bytes   sql.NullInt64
+	quarantined                sql.NullInt64
 }
 
 func (e *eventScan) dest() []any {
 	return []any{&e.id, &e.typ, &e.at, &e.subject, &e.component, &e.status, &e.message,
-		&e.started, &e.resolved, &e.name, &e.zone, &e.country}
+		&e.started, &e.resolved, &e.name, &e.zone, &e.country,
+		&e.path, &e.bytes, &e.checksum, &e.signature, &e.quarantined}
 }
 
 func (e *eventScan) event() cdnapi.Event {
 	ev := cdnapi.Event{ID: e.id, Type: cdnapi.EventType(e.typ), At: unixTime(e.at)}
-	if ev.Type == cdnapi.EventRegionChanged {
+	switch ev.Type {
+	case cdnapi.EventRegionChanged:
 		ev.Region = &cdnapi.Region{Code: e.subject, Name: e.name.String, Zone: e.zone.String,
-			Country: e.country.String, Status: cdnapi.Status(e.status)}
-		return ev
+			Country: e.country.String, Status: cdnapi.Status(e.status.String)}
+	case cdnapi.EventFileQuarantined:
+		ev.Quarantine = &cdnapi.Quarantine{Project: e.subject, Path: e.path.String, Bytes: e.bytes.Int64,
+			Checksum: e.checksum.String, Signature: e.signature.String, At: nullTime(e.quarantined)}
+	default:
+		ev.Incident = &cdnapi.Incident{ID: e.subject, Component: e.component.String, Status: cdnapi.Status(e.status.String),
+			Message: e.message.String, StartedAt: nullTime(e.started), ResolvedAt: nullTime(e.resolved)}
 	}
-	ev.Incident = &cdnapi.Incident{ID: e.subject, Component: e.component.String, Status: cdnapi.Status(e.status),
-		Message: e.message.String, StartedAt: nullTime(e.started), ResolvedAt: nullTime(e.resolved)}
 	return ev
 }
 

@@ -14,6 +14,7 @@ type WebhookStore interface {
 	cdnapi.WebhookStore
 	cdnapi.StatusHistory
 	cdnapi.Transactor
+	cdnapi.QuarantineRecorder
 }
 
 // RunWebhooks runs the behaviour suite of cdnapi.WebhookStore against the
@@ -29,6 +30,8 @@ func RunWebhooks(t *testing.T, newStore func(t *testing.T) WebhookStore) {
 		{"ClaimLeaseRetry", testClaimLeaseRetry},
 		{"GoneRemovesWebhook", testGoneRemovesWebhook},
 		{"DeleteEventsBefore", testDeleteEventsBefore},
+		{"QuarantineEvents", testQuarantineEvents},
+		{"QuarantineRefused", testQuarantineRefused},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, newStore(t)) })

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -440,5 +441,54 @@ func TestBackoff(t *testing.T) {
 				t.Fatalf("backoff(%d) = %v, want within [%v, %v]", tt.attempt, got, tt.full/2, tt.full)
 			}
 		}
+	}
+}
+
+// TestQuarantineDelivered: a quarantine recorded twice under its
+// QuarantineEventID (a scanner's retry after a crash) reaches a real
+// receiver once, signed, with the file.quarantined payload; a webhook
+// subscribed to status events only is not sent it.
+func TestQuarantineDelivered(t *testing.T) {
+	s := openStore(t)
+	r := newReceiver(t, func(int) int { return 200 })
+	subscribe(t, s, r, cdnapi.EventFileQuarantined)
+	statusOnly := newReceiver(t, func(int) int { return 200 })
+	subscribe(t, s, statusOnly, cdnapi.EventIncidentOpened, cdnapi.EventRegionChanged)
+	q := cdnapi.Quarantine{Project: "acme", Path: "uploads/invoice.pdf.exe", Bytes: 68,
+		Checksum:  "sha256:275a021bbfb6489e54d471899f7db9d1663fc695ec2fe2a2c4538aabf651fd0f",
+		Signature: "Eicar-Test-Signature", At: time.Now().Add(-time.Second)}
+	id := cdnapi.QuarantineEventID(q.Project, q.Path, q.Checksum)
+	for range 2 {
+		if err := s.RecordQuarantine(t.Context(), id, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start(t, s, testConfig())
+	waitFor(t, "the quarantine's delivery", 5*time.Second, func() bool { a, _, _, _ := r.snapshot(); return len(a) == 1 })
+	time.Sleep(200 * time.Millisecond) // a second event or a resend would arrive now
+	accepted, order, bad, requests := r.snapshot()
+	if len(bad) > 0 || requests != 1 || accepted[id] != 1 || order[0] != id {
+		t.Fatalf("receiver: %d requests, accepted %v, refused %v; want event %s once", requests, accepted, bad, id)
+	}
+	if _, _, _, n := statusOnly.snapshot(); n != 0 {
+		t.Errorf("the status-only receiver got %d requests", n)
+	}
+	r.mu.Lock()
+	body := r.bodies[id]
+	r.mu.Unlock()
+	want := map[string]any{
+		"id": id, "type": "file.quarantined", "timestamp": body["timestamp"],
+		"data": map[string]any{"project": "acme", "path": "uploads/invoice.pdf.exe", "bytes": float64(68),
+			"checksum":  "sha256:275a021bbfb6489e54d471899f7db9d1663fc695ec2fe2a2c4538aabf651fd0f",
+			"signature": "Eicar-Test-Signature", "quarantined_at": cdnapi.Timestamp(q.At)},
+	}
+	if !reflect.DeepEqual(body, want) {
+		t.Errorf("payload %v\nwant    %v", body, want)
+	}
+	if ts, _ := body["timestamp"].(string); !strings.HasSuffix(ts, "Z") || len(ts) != 20 {
+		t.Errorf("timestamp %q", ts)
+	}
+	if st, err := s.OutboxStats(t.Context()); err != nil || st.Pending != 0 {
+		t.Errorf("outbox %+v (%v), want nothing pending", st, err)
 	}
 }

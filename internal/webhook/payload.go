@@ -7,9 +7,9 @@ import (
 	"github.com/cdnapi/cdnapi"
 )
 
-// Payload is the JSON body of a delivery (the WebhookEvent schema of
-// api/openapi.yaml). Data is the incident or the region as the API shows
-// it.
+// Payload is the JSON body of a delivery (the request body of the
+// statusEvent and fileQuarantined webhooks of api/openapi.yaml). Data is
+// the incident or the region as the API shows it, or the quarantine.
 type Payload struct {
 	ID        string `json:"id"`
 	Type      string `json:"type"`
@@ -34,6 +34,15 @@ type regionJSON struct {
 	Status  string `json:"status"`
 }
 
+type quarantineJSON struct {
+	Project       string `json:"project"`
+	Path          string `json:"path"`
+	Bytes         int64  `json:"bytes"`
+	Checksum      string `json:"checksum"`
+	Signature     string `json:"signature"`
+	QuarantinedAt string `json:"quarantined_at"`
+}
+
 func timestamp(t time.Time) string { return t.UTC().Truncate(time.Second).Format(cdnapi.TimeLayout) }
 
 // Body returns the JSON body that tells of e. It is the same bytes for
@@ -55,9 +64,13 @@ func Body(e cdnapi.Event) []byte {
 	case e.Region != nil:
 		r := e.Region
 		p.Data = regionJSON{Code: r.Code, Name: r.Name, Zone: r.Zone, Country: r.Country, Status: string(r.Status)}
+	case e.Quarantine != nil:
+		q := e.Quarantine
+		p.Data = quarantineJSON{Project: q.Project, Path: q.Path, Bytes: q.Bytes, Checksum: q.Checksum,
+			Signature: q.Signature, QuarantinedAt: timestamp(q.At)}
 	default:
 		p.Data = struct{}{}
 	}
-	b, _ := json.Marshal(p) // strings and pointers to strings only: cannot fail
+	b, _ := json.Marshal(p) // strings, pointers to strings and an int64 only: cannot fail
 	return b
 }

@@ -470,6 +470,21 @@ func (e UptimeObject) Valid() bool {
 	}
 }
 
+// Defines values for ReceiveFileQuarantinedJSONBodyType.
+const (
+	FileQuarantined ReceiveFileQuarantinedJSONBodyType = "file.quarantined"
+)
+
+// Valid indicates whether the value is a known member of the ReceiveFileQuarantinedJSONBodyType enum.
+func (e ReceiveFileQuarantinedJSONBodyType) Valid() bool {
+	switch e {
+	case FileQuarantined:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ReceiveStatusEventJSONBodyType.
 const (
 	IncidentOpened   ReceiveStatusEventJSONBodyType = "incident.opened"
@@ -1224,6 +1239,53 @@ type HeadUptimeParams struct {
 	IfNoneMatch *IfNoneMatch `json:"If-None-Match,omitempty"`
 }
 
+// ReceiveFileQuarantinedJSONBody defines parameters for ReceiveFileQuarantined.
+type ReceiveFileQuarantinedJSONBody struct {
+	// Data An upload the virus scanner found infected and moved aside.
+	Data struct {
+		// Bytes Examples: 68
+		Bytes    int64  `json:"bytes"`
+		Checksum string `json:"checksum"`
+
+		// Path The upload's path within the project, as the scanner saw it.
+		//
+		// Examples: uploads/invoice.pdf.exe
+		Path string `json:"path"`
+
+		// Project Examples: acme
+		Project string `json:"project"`
+
+		// QuarantinedAt RFC 3339 in UTC with a Z and whole seconds.
+		//
+		// Examples: 2026-11-20T14:03:07Z
+		QuarantinedAt Timestamp `json:"quarantined_at"`
+
+		// Signature The scanner's name for what it found.
+		//
+		// Examples: Eicar-Test-Signature
+		Signature string `json:"signature"`
+	} `json:"data"`
+
+	// Id Examples: evt_0b9c3f1e6a2d4b7c8e5f1a3d2c4b6e80
+	Id string `json:"id"`
+
+	// Timestamp When the quarantine was recorded.
+	//
+	// Examples: 2026-11-20T14:03:07Z
+	Timestamp Timestamp                          `json:"timestamp"`
+	Type      ReceiveFileQuarantinedJSONBodyType `json:"type"`
+}
+
+// ReceiveFileQuarantinedParams defines parameters for ReceiveFileQuarantined.
+type ReceiveFileQuarantinedParams struct {
+	WebhookId        string `json:"webhook-id"`
+	WebhookTimestamp string `json:"webhook-timestamp"`
+	WebhookSignature string `json:"webhook-signature"`
+}
+
+// ReceiveFileQuarantinedJSONBodyType defines parameters for ReceiveFileQuarantined.
+type ReceiveFileQuarantinedJSONBodyType string
+
 // ReceiveStatusEventJSONBody defines parameters for ReceiveStatusEvent.
 type ReceiveStatusEventJSONBody struct {
 	// Data The incident as `GET /api/v1/status/incidents` shows it
@@ -1255,6 +1317,9 @@ type ReceiveStatusEventJSONBody_Data struct {
 
 // ReceiveStatusEventJSONBodyType defines parameters for ReceiveStatusEvent.
 type ReceiveStatusEventJSONBodyType string
+
+// ReceiveFileQuarantinedJSONRequestBody defines body for ReceiveFileQuarantined for application/json ContentType.
+type ReceiveFileQuarantinedJSONRequestBody ReceiveFileQuarantinedJSONBody
 
 // ReceiveStatusEventJSONRequestBody defines body for ReceiveStatusEvent for application/json ContentType.
 type ReceiveStatusEventJSONRequestBody ReceiveStatusEventJSONBody
@@ -18237,10 +18302,39 @@ func (p *WebhookInitiator) applyWebhookEditors(ctx context.Context, req *http.Re
 
 // WebhookInitiatorInterface is the interface specification for the webhook initiator.
 type WebhookInitiatorInterface interface {
+	// ReceiveFileQuarantinedWithBody fires the fileQuarantined webhook with any body
+	ReceiveFileQuarantinedWithBody(ctx context.Context, targetURL string, params *ReceiveFileQuarantinedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	ReceiveFileQuarantined(ctx context.Context, targetURL string, params *ReceiveFileQuarantinedParams, body ReceiveFileQuarantinedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ReceiveStatusEventWithBody fires the statusEvent webhook with any body
 	ReceiveStatusEventWithBody(ctx context.Context, targetURL string, params *ReceiveStatusEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	ReceiveStatusEvent(ctx context.Context, targetURL string, params *ReceiveStatusEventParams, body ReceiveStatusEventJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+func (p *WebhookInitiator) ReceiveFileQuarantinedWithBody(ctx context.Context, targetURL string, params *ReceiveFileQuarantinedParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReceiveFileQuarantinedWebhookRequestWithBody(targetURL, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
+}
+
+func (p *WebhookInitiator) ReceiveFileQuarantined(ctx context.Context, targetURL string, params *ReceiveFileQuarantinedParams, body ReceiveFileQuarantinedJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReceiveFileQuarantinedWebhookRequest(targetURL, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := p.applyWebhookEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return p.Client.Do(req)
 }
 
 func (p *WebhookInitiator) ReceiveStatusEventWithBody(ctx context.Context, targetURL string, params *ReceiveStatusEventParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -18265,6 +18359,67 @@ func (p *WebhookInitiator) ReceiveStatusEvent(ctx context.Context, targetURL str
 		return nil, err
 	}
 	return p.Client.Do(req)
+}
+
+// NewReceiveFileQuarantinedWebhookRequest builds a application/json POST request for the fileQuarantined webhook
+func NewReceiveFileQuarantinedWebhookRequest(targetURL string, params *ReceiveFileQuarantinedParams, body ReceiveFileQuarantinedJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewReceiveFileQuarantinedWebhookRequestWithBody(targetURL, params, "application/json", bodyReader)
+}
+
+// NewReceiveFileQuarantinedWebhookRequestWithBody builds a POST request for the fileQuarantined webhook with any body
+func NewReceiveFileQuarantinedWebhookRequestWithBody(targetURL string, params *ReceiveFileQuarantinedParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+	_ = err
+
+	reqURL, err := url.Parse(targetURL)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, reqURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook-id", params.WebhookId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-id", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "webhook-timestamp", params.WebhookTimestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-timestamp", headerParam1)
+
+		var headerParam2 string
+
+		headerParam2, err = runtime.StyleParamWithOptions("simple", false, "webhook-signature", params.WebhookSignature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("webhook-signature", headerParam2)
+
+	}
+	return req, nil
 }
 
 // NewReceiveStatusEventWebhookRequest builds a application/json POST request for the statusEvent webhook

@@ -3263,6 +3263,126 @@ func NewWebhookClient(opts ...ClientOption) (*WebhookClient, error) {
 	}, nil
 }
 
+// ReceiveFileQuarantined invokes receiveFileQuarantined operation.
+//
+// Sent to every webhook subscribed to `file.quarantined`, signed, retried and ended exactly as
+// `statusEvent` is. The event's `id` is made from the project, the path and the checksum of the
+// upload, so a scanner that records the same quarantine twice (a retry after a crash) sends one event.
+// Unlike the API, it names the project: a webhook is an operator's subscription.
+func (c *WebhookClient) ReceiveFileQuarantined(ctx context.Context, targetURL string, request *ReceiveFileQuarantinedReq, params ReceiveFileQuarantinedParams) (ReceiveFileQuarantinedRes, error) {
+	res, err := c.sendReceiveFileQuarantined(ctx, targetURL, request, params)
+	return res, err
+}
+
+func (c *WebhookClient) sendReceiveFileQuarantined(ctx context.Context, targetURL string, request *ReceiveFileQuarantinedReq, params ReceiveFileQuarantinedParams) (res ReceiveFileQuarantinedRes, err error) {
+	otelAttrs := []attribute.KeyValue{
+		otelogen.OperationID("receiveFileQuarantined"),
+		otelogen.WebhookName("fileQuarantined"),
+	}
+	otelAttrs = append(otelAttrs, c.cfg.Attributes...)
+
+	// Run stopwatch.
+	startTime := time.Now()
+	defer func() {
+		// Use floating point division here for higher precision (instead of Millisecond method).
+		elapsedDuration := time.Since(startTime)
+		c.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), metric.WithAttributes(otelAttrs...))
+	}()
+
+	// Increment request counter.
+	c.requests.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+
+	// Start a span for this request.
+	ctx, span := c.cfg.Tracer.Start(ctx, ReceiveFileQuarantinedOperation,
+		trace.WithAttributes(otelAttrs...),
+		clientSpanKind,
+	)
+	// Track stage for error reporting.
+	var stage string
+	defer func() {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, stage)
+			c.errors.Add(ctx, 1, metric.WithAttributes(otelAttrs...))
+		}
+		span.End()
+	}()
+
+	stage = "BuildURL"
+	u, err := url.Parse(targetURL)
+	if err != nil {
+		return res, errors.Wrap(err, "parse target URL")
+	}
+	trimTrailingSlashes(u)
+
+	stage = "EncodeRequest"
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReceiveFileQuarantinedRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	stage = "EncodeHeaderParams"
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "webhook-id",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			return e.EncodeValue(conv.StringToString(params.WebhookID))
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "webhook-timestamp",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			return e.EncodeValue(conv.StringToString(params.WebhookTimestamp))
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "webhook-signature",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			return e.EncodeValue(conv.StringToString(params.WebhookSignature))
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
+	}
+
+	stage = "SendRequest"
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	stage = "DecodeResponse"
+	result, err := decodeReceiveFileQuarantinedResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ReceiveStatusEvent invokes receiveStatusEvent operation.
 //
 // Sent by `cdnapi serve` to every webhook subscribed to the event's type, as the Standard Webhooks

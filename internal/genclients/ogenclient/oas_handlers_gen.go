@@ -4046,6 +4046,172 @@ func (s *Server) handleStreamStatusRequest(args [0]string, argsEscaped bool, w h
 	}
 }
 
+// handleReceiveFileQuarantinedRequest handles receiveFileQuarantined operation.
+//
+// Sent to every webhook subscribed to `file.quarantined`, signed, retried and ended exactly as
+// `statusEvent` is. The event's `id` is made from the project, the path and the checksum of the
+// upload, so a scanner that records the same quarantine twice (a retry after a crash) sends one event.
+// Unlike the API, it names the project: a webhook is an operator's subscription.
+func (s *WebhookServer) handleReceiveFileQuarantinedRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	otelAttrs := []attribute.KeyValue{
+		otelogen.OperationID("receiveFileQuarantined"),
+		otelogen.WebhookName("fileQuarantined"),
+	}
+	// Add attributes from config.
+	otelAttrs = append(otelAttrs, s.cfg.Attributes...)
+
+	// Start a span for this request.
+	ctx, span := s.cfg.Tracer.Start(r.Context(), ReceiveFileQuarantinedOperation,
+		trace.WithAttributes(otelAttrs...),
+		serverSpanKind,
+	)
+	defer span.End()
+
+	// Add Labeler to context.
+	labeler := &Labeler{attrs: otelAttrs}
+	ctx = contextWithLabeler(ctx, labeler)
+
+	// Run stopwatch.
+	startTime := time.Now()
+	defer func() {
+		elapsedDuration := time.Since(startTime)
+
+		attrSet := labeler.AttributeSet()
+		attrs := attrSet.ToSlice()
+		code := statusWriter.status
+		if code != 0 {
+			codeAttr := semconv.HTTPResponseStatusCode(code)
+			attrs = append(attrs, codeAttr)
+			span.SetAttributes(attrs...)
+		}
+		attrOpt := metric.WithAttributes(attrs...)
+
+		// Increment request counter.
+		s.requests.Add(ctx, 1, attrOpt)
+
+		// Use floating point division here for higher precision (instead of Millisecond method).
+		s.duration.Record(ctx, float64(elapsedDuration)/float64(time.Millisecond), attrOpt)
+	}()
+
+	var (
+		recordError = func(stage string, err error) {
+			span.RecordError(err)
+
+			// https://opentelemetry.io/docs/specs/semconv/http/http-spans/#status
+			// Span Status MUST be left unset if HTTP status code was in the 1xx, 2xx or 3xx ranges,
+			// unless there was another error (e.g., network error receiving the response body; or 3xx codes with
+			// max redirects exceeded), in which case status MUST be set to Error.
+			code := statusWriter.status
+			if code < 100 || code >= 500 {
+				span.SetStatus(codes.Error, stage)
+			}
+
+			attrSet := labeler.AttributeSet()
+			attrs := attrSet.ToSlice()
+			if code != 0 {
+				attrs = append(attrs, semconv.HTTPResponseStatusCode(code))
+			}
+
+			s.errors.Add(ctx, 1, metric.WithAttributes(attrs...))
+		}
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: ReceiveFileQuarantinedOperation,
+			ID:   "receiveFileQuarantined",
+		}
+	)
+	params, err := decodeReceiveFileQuarantinedParams(args, argsEscaped, r)
+	if err != nil {
+		err = &ogenerrors.DecodeParamsError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeParams", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
+
+	var rawBody []byte
+	request, rawBody, close, err := s.decodeReceiveFileQuarantinedRequest(r)
+	if err != nil {
+		err = &ogenerrors.DecodeRequestError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeRequest", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
+	defer func() {
+		if err := close(); err != nil {
+			recordError("CloseRequest", err)
+		}
+	}()
+
+	var response ReceiveFileQuarantinedRes
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    ReceiveFileQuarantinedOperation,
+			OperationSummary: "The virus scanner found an upload infected and quarantined it.",
+			OperationID:      "receiveFileQuarantined",
+			Body:             request,
+			RawBody:          rawBody,
+			Params: middleware.Parameters{
+				{
+					Name: "webhook-id",
+					In:   "header",
+				}: params.WebhookID,
+				{
+					Name: "webhook-timestamp",
+					In:   "header",
+				}: params.WebhookTimestamp,
+				{
+					Name: "webhook-signature",
+					In:   "header",
+				}: params.WebhookSignature,
+			},
+			Raw: r,
+		}
+
+		type (
+			Request  = *ReceiveFileQuarantinedReq
+			Params   = ReceiveFileQuarantinedParams
+			Response = ReceiveFileQuarantinedRes
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			unpackReceiveFileQuarantinedParams,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.ReceiveFileQuarantined(ctx, request, params)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.ReceiveFileQuarantined(ctx, request, params)
+	}
+	if err != nil {
+		defer recordError("Internal", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
+
+	if err := encodeReceiveFileQuarantinedResponse(response, w, span); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
 // handleReceiveStatusEventRequest handles receiveStatusEvent operation.
 //
 // Sent by `cdnapi serve` to every webhook subscribed to the event's type, as the Standard Webhooks

@@ -101,6 +101,10 @@ type PreflightUptimeRes interface {
 	preflightUptimeRes()
 }
 
+type ReceiveFileQuarantinedRes interface {
+	receiveFileQuarantinedRes()
+}
+
 type ReceiveStatusEventRes interface {
 	receiveStatusEventRes()
 }

@@ -33,5 +33,6 @@ const (
 	PreflightStatusStreamOperation    OperationName = "PreflightStatusStream"
 	PreflightUptimeOperation          OperationName = "PreflightUptime"
 	StreamStatusOperation             OperationName = "StreamStatus"
+	ReceiveFileQuarantinedOperation   OperationName = "ReceiveFileQuarantined"
 	ReceiveStatusEventOperation       OperationName = "ReceiveStatusEvent"
 )

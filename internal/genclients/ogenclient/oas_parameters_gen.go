@@ -2494,6 +2494,205 @@ func decodeStreamStatusParams(args [0]string, argsEscaped bool, r *http.Request)
 	return params, nil
 }
 
+// ReceiveFileQuarantinedParams is parameters of receiveFileQuarantined operation.
+type ReceiveFileQuarantinedParams struct {
+	WebhookID        string
+	WebhookTimestamp string
+	WebhookSignature string
+}
+
+func unpackReceiveFileQuarantinedParams(packed middleware.Parameters) (params ReceiveFileQuarantinedParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "webhook-id",
+			In:   "header",
+		}
+		params.WebhookID = packed[key].(string)
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "webhook-timestamp",
+			In:   "header",
+		}
+		params.WebhookTimestamp = packed[key].(string)
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "webhook-signature",
+			In:   "header",
+		}
+		params.WebhookSignature = packed[key].(string)
+	}
+	return params
+}
+
+func decodeReceiveFileQuarantinedParams(args [0]string, argsEscaped bool, r *http.Request) (params ReceiveFileQuarantinedParams, _ error) {
+	h := uri.NewHeaderDecoder(r.Header)
+	// Decode header: webhook-id.
+	if err := func() error {
+		cfg := uri.HeaderParameterDecodingConfig{
+			Name:    "webhook-id",
+			Explode: false,
+		}
+		if err := h.HasParam(cfg); err == nil {
+			if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.WebhookID = c
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     0,
+					MinLengthSet:  false,
+					MaxLength:     0,
+					MaxLengthSet:  false,
+					Email:         false,
+					Hostname:      false,
+					Regex:         regexMap["^evt_[0-9a-f]{32}$"],
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.WebhookID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "webhook-id",
+			In:   "header",
+			Err:  err,
+		}
+	}
+	// Decode header: webhook-timestamp.
+	if err := func() error {
+		cfg := uri.HeaderParameterDecodingConfig{
+			Name:    "webhook-timestamp",
+			Explode: false,
+		}
+		if err := h.HasParam(cfg); err == nil {
+			if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.WebhookTimestamp = c
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     0,
+					MinLengthSet:  false,
+					MaxLength:     0,
+					MaxLengthSet:  false,
+					Email:         false,
+					Hostname:      false,
+					Regex:         regexMap["^[0-9]{1,12}$"],
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.WebhookTimestamp)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "webhook-timestamp",
+			In:   "header",
+			Err:  err,
+		}
+	}
+	// Decode header: webhook-signature.
+	if err := func() error {
+		cfg := uri.HeaderParameterDecodingConfig{
+			Name:    "webhook-signature",
+			Explode: false,
+		}
+		if err := h.HasParam(cfg); err == nil {
+			if err := h.DecodeParam(cfg, func(d uri.Decoder) error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.WebhookSignature = c
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     0,
+					MinLengthSet:  false,
+					MaxLength:     0,
+					MaxLengthSet:  false,
+					Email:         false,
+					Hostname:      false,
+					Regex:         regexMap["^v1,[A-Za-z0-9+/]{43}=$"],
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.WebhookSignature)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "webhook-signature",
+			In:   "header",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // ReceiveStatusEventParams is parameters of receiveStatusEvent operation.
 type ReceiveStatusEventParams struct {
 	WebhookID        string

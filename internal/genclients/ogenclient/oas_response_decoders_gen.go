@@ -62350,6 +62350,37 @@ func decodeStreamStatusResponse(resp *http.Response) (res StreamStatusRes, _ err
 	return res, validate.UnexpectedStatusCodeWithResponse(resp)
 }
 
+func decodeReceiveFileQuarantinedResponse(resp *http.Response) (res ReceiveFileQuarantinedRes, _ error) {
+	switch resp.StatusCode {
+	case 410:
+		// Code 410.
+		return &ReceiveFileQuarantinedGone{}, nil
+	}
+	switch resp.StatusCode / 100 {
+	case 2:
+		// Pattern 2XX.
+		res, err := func() (res ReceiveFileQuarantinedRes, err error) {
+			return &ReceiveFileQuarantined2XX{
+				StatusCode: resp.StatusCode,
+			}, nil
+		}()
+		if err != nil {
+			return res, errors.Wrapf(err, "pattern 2XX (code %d)", resp.StatusCode)
+		}
+		return res, nil
+	}
+	// Default response.
+	res, err := func() (res ReceiveFileQuarantinedRes, err error) {
+		return &ReceiveFileQuarantinedDef{
+			StatusCode: resp.StatusCode,
+		}, nil
+	}()
+	if err != nil {
+		return res, errors.Wrapf(err, "default (code %d)", resp.StatusCode)
+	}
+	return res, nil
+}
+
 func decodeReceiveStatusEventResponse(resp *http.Response) (res ReceiveStatusEventRes, _ error) {
 	switch resp.StatusCode {
 	case 410:

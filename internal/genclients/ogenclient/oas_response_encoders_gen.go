@@ -19610,6 +19610,50 @@ func encodeStreamStatusResponse(response StreamStatusRes, w http.ResponseWriter,
 	}
 }
 
+func encodeReceiveFileQuarantinedResponse(response ReceiveFileQuarantinedRes, w http.ResponseWriter, span trace.Span) error {
+	switch response := response.(type) {
+	case *ReceiveFileQuarantinedGone:
+		w.WriteHeader(410)
+
+		return nil
+
+	case *ReceiveFileQuarantined2XX:
+		code := response.StatusCode
+		if code == 0 {
+			// Set default status code.
+			code = http.StatusOK
+		}
+		w.WriteHeader(code)
+		if code >= http.StatusInternalServerError {
+			span.SetStatus(codes.Error, http.StatusText(code))
+		}
+
+		if code >= http.StatusInternalServerError {
+			return errors.Wrapf(ht.ErrInternalServerErrorResponse, "code: %d, message: %s", code, http.StatusText(code))
+		}
+		return nil
+
+	case *ReceiveFileQuarantinedDef:
+		code := response.StatusCode
+		if code == 0 {
+			// Set default status code.
+			code = http.StatusOK
+		}
+		w.WriteHeader(code)
+		if code >= http.StatusInternalServerError {
+			span.SetStatus(codes.Error, http.StatusText(code))
+		}
+
+		if code >= http.StatusInternalServerError {
+			return errors.Wrapf(ht.ErrInternalServerErrorResponse, "code: %d, message: %s", code, http.StatusText(code))
+		}
+		return nil
+
+	default:
+		return errors.Errorf("unexpected response type: %T", response)
+	}
+}
+
 func encodeReceiveStatusEventResponse(response ReceiveStatusEventRes, w http.ResponseWriter, span trace.Span) error {
 	switch response := response.(type) {
 	case *ReceiveStatusEventGone:

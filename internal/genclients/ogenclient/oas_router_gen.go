@@ -885,6 +885,9 @@ var (
 	wh1AllowedHeaders = map[string]string{
 		"POST": "Content-Type,Webhook-Id,Webhook-Signature,Webhook-Timestamp",
 	}
+	wh2AllowedHeaders = map[string]string{
+		"POST": "Content-Type,Webhook-Id,Webhook-Signature,Webhook-Timestamp",
+	}
 )
 
 // Handle handles webhook request.
@@ -892,6 +895,14 @@ var (
 // Returns true if there is a webhook handler for given name and requested method.
 func (s *WebhookServer) Handle(webhookName string, w http.ResponseWriter, r *http.Request) bool {
 	switch webhookName {
+	case "fileQuarantined":
+		switch r.Method {
+		case "POST":
+			s.handleReceiveFileQuarantinedRequest([0]string{}, false, w, r)
+		default:
+			return false
+		}
+		return true
 	case "statusEvent":
 		switch r.Method {
 		case "POST":
@@ -912,13 +923,25 @@ func (s *WebhookServer) Handle(webhookName string, w http.ResponseWriter, r *htt
 // Returned handler calls MethodNotAllowed handler if webhook doesn't define requested method.
 func (s *WebhookServer) Handler(webhookName string) http.Handler {
 	switch webhookName {
-	case "statusEvent":
+	case "fileQuarantined":
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			// We know that webhook exists, so false means wrong method.
 			if !s.Handle(webhookName, w, r) {
 				s.notAllowed(w, r, notAllowedParams{
 					allowedMethods: "POST",
 					allowedHeaders: wh1AllowedHeaders,
+					acceptPost:     "application/json",
+					acceptPatch:    "",
+				})
+			}
+		})
+	case "statusEvent":
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// We know that webhook exists, so false means wrong method.
+			if !s.Handle(webhookName, w, r) {
+				s.notAllowed(w, r, notAllowedParams{
+					allowedMethods: "POST",
+					allowedHeaders: wh2AllowedHeaders,
 					acceptPost:     "application/json",
 					acceptPatch:    "",
 				})

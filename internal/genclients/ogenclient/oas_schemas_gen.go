@@ -4556,6 +4556,200 @@ func (*Preflight) preflightStatusRes()        {}
 func (*Preflight) preflightStatusStreamRes()  {}
 func (*Preflight) preflightUptimeRes()        {}
 
+// ReceiveFileQuarantined2XX is 2XX pattern response for ReceiveFileQuarantined operation.
+type ReceiveFileQuarantined2XX struct {
+	StatusCode int
+}
+
+// GetStatusCode returns the value of StatusCode.
+func (s *ReceiveFileQuarantined2XX) GetStatusCode() int {
+	return s.StatusCode
+}
+
+// SetStatusCode sets the value of StatusCode.
+func (s *ReceiveFileQuarantined2XX) SetStatusCode(val int) {
+	s.StatusCode = val
+}
+
+func (*ReceiveFileQuarantined2XX) receiveFileQuarantinedRes() {}
+
+// ReceiveFileQuarantinedDef is default response for ReceiveFileQuarantined operation.
+type ReceiveFileQuarantinedDef struct {
+	StatusCode int
+}
+
+// GetStatusCode returns the value of StatusCode.
+func (s *ReceiveFileQuarantinedDef) GetStatusCode() int {
+	return s.StatusCode
+}
+
+// SetStatusCode sets the value of StatusCode.
+func (s *ReceiveFileQuarantinedDef) SetStatusCode(val int) {
+	s.StatusCode = val
+}
+
+func (*ReceiveFileQuarantinedDef) receiveFileQuarantinedRes() {}
+
+// ReceiveFileQuarantinedGone is response for ReceiveFileQuarantined operation.
+type ReceiveFileQuarantinedGone struct{}
+
+func (*ReceiveFileQuarantinedGone) receiveFileQuarantinedRes() {}
+
+type ReceiveFileQuarantinedReq struct {
+	ID   string                        `json:"id"`
+	Type ReceiveFileQuarantinedReqType `json:"type"`
+	// When the quarantine was recorded.
+	Timestamp Timestamp `json:"timestamp"`
+	// An upload the virus scanner found infected and moved aside.
+	Data ReceiveFileQuarantinedReqData `json:"data"`
+}
+
+// GetID returns the value of ID.
+func (s *ReceiveFileQuarantinedReq) GetID() string {
+	return s.ID
+}
+
+// GetType returns the value of Type.
+func (s *ReceiveFileQuarantinedReq) GetType() ReceiveFileQuarantinedReqType {
+	return s.Type
+}
+
+// GetTimestamp returns the value of Timestamp.
+func (s *ReceiveFileQuarantinedReq) GetTimestamp() Timestamp {
+	return s.Timestamp
+}
+
+// GetData returns the value of Data.
+func (s *ReceiveFileQuarantinedReq) GetData() ReceiveFileQuarantinedReqData {
+	return s.Data
+}
+
+// SetID sets the value of ID.
+func (s *ReceiveFileQuarantinedReq) SetID(val string) {
+	s.ID = val
+}
+
+// SetType sets the value of Type.
+func (s *ReceiveFileQuarantinedReq) SetType(val ReceiveFileQuarantinedReqType) {
+	s.Type = val
+}
+
+// SetTimestamp sets the value of Timestamp.
+func (s *ReceiveFileQuarantinedReq) SetTimestamp(val Timestamp) {
+	s.Timestamp = val
+}
+
+// SetData sets the value of Data.
+func (s *ReceiveFileQuarantinedReq) SetData(val ReceiveFileQuarantinedReqData) {
+	s.Data = val
+}
+
+// An upload the virus scanner found infected and moved aside.
+type ReceiveFileQuarantinedReqData struct {
+	Project string `json:"project"`
+	// The upload's path within the project, as the scanner saw it.
+	Path     string `json:"path"`
+	Bytes    int64  `json:"bytes"`
+	Checksum string `json:"checksum"`
+	// The scanner's name for what it found.
+	Signature     string    `json:"signature"`
+	QuarantinedAt Timestamp `json:"quarantined_at"`
+}
+
+// GetProject returns the value of Project.
+func (s *ReceiveFileQuarantinedReqData) GetProject() string {
+	return s.Project
+}
+
+// GetPath returns the value of Path.
+func (s *ReceiveFileQuarantinedReqData) GetPath() string {
+	return s.Path
+}
+
+// GetBytes returns the value of Bytes.
+func (s *ReceiveFileQuarantinedReqData) GetBytes() int64 {
+	return s.Bytes
+}
+
+// GetChecksum returns the value of Checksum.
+func (s *ReceiveFileQuarantinedReqData) GetChecksum() string {
+	return s.Checksum
+}
+
+// GetSignature returns the value of Signature.
+func (s *ReceiveFileQuarantinedReqData) GetSignature() string {
+	return s.Signature
+}
+
+// GetQuarantinedAt returns the value of QuarantinedAt.
+func (s *ReceiveFileQuarantinedReqData) GetQuarantinedAt() Timestamp {
+	return s.QuarantinedAt
+}
+
+// SetProject sets the value of Project.
+func (s *ReceiveFileQuarantinedReqData) SetProject(val string) {
+	s.Project = val
+}
+
+// SetPath sets the value of Path.
+func (s *ReceiveFileQuarantinedReqData) SetPath(val string) {
+	s.Path = val
+}
+
+// SetBytes sets the value of Bytes.
+func (s *ReceiveFileQuarantinedReqData) SetBytes(val int64) {
+	s.Bytes = val
+}
+
+// SetChecksum sets the value of Checksum.
+func (s *ReceiveFileQuarantinedReqData) SetChecksum(val string) {
+	s.Checksum = val
+}
+
+// SetSignature sets the value of Signature.
+func (s *ReceiveFileQuarantinedReqData) SetSignature(val string) {
+	s.Signature = val
+}
+
+// SetQuarantinedAt sets the value of QuarantinedAt.
+func (s *ReceiveFileQuarantinedReqData) SetQuarantinedAt(val Timestamp) {
+	s.QuarantinedAt = val
+}
+
+type ReceiveFileQuarantinedReqType string
+
+const (
+	ReceiveFileQuarantinedReqTypeFileQuarantined ReceiveFileQuarantinedReqType = "file.quarantined"
+)
+
+// AllValues returns all ReceiveFileQuarantinedReqType values.
+func (ReceiveFileQuarantinedReqType) AllValues() []ReceiveFileQuarantinedReqType {
+	return []ReceiveFileQuarantinedReqType{
+		ReceiveFileQuarantinedReqTypeFileQuarantined,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ReceiveFileQuarantinedReqType) MarshalText() ([]byte, error) {
+	switch s {
+	case ReceiveFileQuarantinedReqTypeFileQuarantined:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ReceiveFileQuarantinedReqType) UnmarshalText(data []byte) error {
+	switch ReceiveFileQuarantinedReqType(data) {
+	case ReceiveFileQuarantinedReqTypeFileQuarantined:
+		*s = ReceiveFileQuarantinedReqTypeFileQuarantined
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // ReceiveStatusEvent2XX is 2XX pattern response for ReceiveStatusEvent operation.
 type ReceiveStatusEvent2XX struct {
 	StatusCode int

@@ -249,6 +249,14 @@ func NewServer(h Handler, sec SecurityHandler, opts ...ServerOption) (*Server, e
 
 // WebhookHandler handles webhooks described by OpenAPI v3 specification.
 type WebhookHandler interface {
+	// ReceiveFileQuarantined implements receiveFileQuarantined operation.
+	//
+	// Sent to every webhook subscribed to `file.quarantined`, signed, retried and ended exactly as
+	// `statusEvent` is. The event's `id` is made from the project, the path and the checksum of the
+	// upload, so a scanner that records the same quarantine twice (a retry after a crash) sends one event.
+	// Unlike the API, it names the project: a webhook is an operator's subscription.
+	//
+	ReceiveFileQuarantined(ctx context.Context, req *ReceiveFileQuarantinedReq, params ReceiveFileQuarantinedParams) (ReceiveFileQuarantinedRes, error)
 	// ReceiveStatusEvent implements receiveStatusEvent operation.
 	//
 	// Sent by `cdnapi serve` to every webhook subscribed to the event's type, as the Standard Webhooks

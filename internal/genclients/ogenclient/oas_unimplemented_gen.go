@@ -312,6 +312,16 @@ func (UnimplementedHandler) StreamStatus(ctx context.Context, params StreamStatu
 
 var _ WebhookHandler = UnimplementedHandler{}
 
+// ReceiveFileQuarantined implements receiveFileQuarantined operation.
+//
+// Sent to every webhook subscribed to `file.quarantined`, signed, retried and ended exactly as
+// `statusEvent` is. The event's `id` is made from the project, the path and the checksum of the
+// upload, so a scanner that records the same quarantine twice (a retry after a crash) sends one event.
+// Unlike the API, it names the project: a webhook is an operator's subscription.
+func (UnimplementedHandler) ReceiveFileQuarantined(ctx context.Context, req *ReceiveFileQuarantinedReq, params ReceiveFileQuarantinedParams) (r ReceiveFileQuarantinedRes, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ReceiveStatusEvent implements receiveStatusEvent operation.
 //
 // Sent by `cdnapi serve` to every webhook subscribed to the event's type, as the Standard Webhooks
