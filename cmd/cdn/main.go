@@ -4,8 +4,9 @@
 // database they fill.
 //
 //	cdn up       build cdnapi and start it all (state: $TMPDIR/cdnapi-cdn.json)
-//	cdn status   every address, and whether it answers
-//	cdn down     stop everything by pid and remove the temporary directory
+//	cdn status      every address, and whether it answers
+//	cdn upload-key  the key of scope upload that up made, for curl -T
+//	cdn down        stop everything by pid and remove the temporary directory
 //
 // It is a command of its own rather than a subcommand of cmd/fleet: its parts
 // (nginx, followers, one SQLite database) and its flags have nothing in common
@@ -37,14 +38,14 @@ func main() {
 	}
 }
 
-const usage = "usage: cdn [flags] up|status|down"
+const usage = "usage: cdn [flags] up|status|upload-key|down"
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("cdn", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprintln(stderr, usage); fs.PrintDefaults() }
 	state := fs.String("state", localcdn.DefaultStatePath(), "the CDN's state file")
-	base := fs.Int("port-base", localcdn.DefaultPortBase, "up: the origin's port; the edges FRA1, IAD1, SIN1 take the next three, their followers' metrics the three after")
+	base := fs.Int("port-base", localcdn.DefaultPortBase, "up: the origin's port; the edges FRA1, IAD1, SIN1 take the next three, their followers' metrics the three after, then the upload server and serve's upload authorization")
 	def := localcdn.Ports(localcdn.DefaultPortBase)
 	api := fs.String("api-addr", def.API, "up: serve's API address")
 	edge := fs.String("edge-addr", def.Edge, "up: serve's edge address (regions, assets)")
@@ -74,6 +75,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		return printStatus(ctx, c, stdout)
+	case "upload-key":
+		c, err := localcdn.Load(*state)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, c.UploadKey)
+		return nil
 	case "down":
 		c, err := localcdn.Load(*state)
 		if err != nil {
@@ -97,7 +105,7 @@ func printStatus(ctx context.Context, c *localcdn.CDN, w io.Writer) error {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "\ndatabase: %s\ndirectory: %s\n", c.DB, c.Dir)
+	fmt.Fprintf(w, "\ndatabase: %s\ndirectory: %s\nupload: curl -T FILE -H \"Authorization: Bearer %s\" http://%s/PATH\n", c.DB, c.Dir, c.UploadKey, c.Upload)
 	if bad > 0 {
 		return fmt.Errorf("%d parts do not answer", bad)
 	}

@@ -47,6 +47,7 @@ type guard struct {
 	// the API component; nil when it depends on nothing.
 	apiStatus  func() cdnapi.Status
 	collectors []prometheus.Collector
+	keys       *auth.Verifier // nil: keys are not verified
 }
 
 // build checks the flags and wires the key verifier, the limiter and the
@@ -58,12 +59,11 @@ func (f guardFlags) build(ctx context.Context, st cdnapi.KeyStore, logger *slog.
 	switch *f.auth {
 	case "off":
 	case "required":
-		v := auth.New(st, auth.Config{Logger: logger})
-		if err := v.Refresh(ctx); err != nil {
-			return nil, fmt.Errorf("load the API keys: %w", err)
+		v, err := g.addVerifier(ctx, st, logger)
+		if err != nil {
+			return nil, err
 		}
 		cfg.Keys = v
-		g.background = append(g.background, v.Run)
 	default:
 		return nil, usageError{fmt.Sprintf("--auth must be off or required, not %q", *f.auth)}
 	}
@@ -108,6 +108,18 @@ func (f guardFlags) build(ctx context.Context, st cdnapi.KeyStore, logger *slog.
 	logger.Info("access", "auth", *f.auth, "rate_limit", rate, "rate_burst", burst,
 		"rate_limit_redis", *f.rateRedis != "", "trusted_proxies", len(trusted))
 	return g, nil
+}
+
+// addVerifier makes the verifier of API keys, loads the keys once, and
+// runs its refreshes with the guard's background work.
+func (g *guard) addVerifier(ctx context.Context, st cdnapi.KeyStore, logger *slog.Logger) (*auth.Verifier, error) {
+	v := auth.New(st, auth.Config{Logger: logger})
+	if err := v.Refresh(ctx); err != nil {
+		return nil, fmt.Errorf("load the API keys: %w", err)
+	}
+	g.keys = v
+	g.background = append(g.background, v.Run)
+	return v, nil
 }
 
 // start runs the background work of the guard until the returned stop is

@@ -112,7 +112,7 @@ func migratedDB(t testing.TB, name string) string {
 
 // openTestStore opens the store at dsn as the commands do, and closes it
 // when t ends.
-func openTestStore(t *testing.T, dsn string) store {
+func openTestStore(t testing.TB, dsn string) store {
 	t.Helper()
 	st, err := storeFlags{dsn: &dsn}.createMigrated(t.Context(), func(string) {})
 	if err != nil {

@@ -22,14 +22,21 @@ type listener struct {
 	l    net.Listener
 }
 
-// listeners are serve's three addresses: the public API, the public edge,
-// and the private admin one.
+// listeners are serve's addresses: the public API, the public edge, the
+// private admin one, and the upload server's authorization when it is on.
 type listeners struct {
 	api, edge, admin *listener
+	uploadAuth       *listener // nil: off
 }
 
 // all returns the listeners in the order they are bound and logged.
-func (ls listeners) all() []*listener { return []*listener{ls.api, ls.edge, ls.admin} }
+func (ls listeners) all() []*listener {
+	all := []*listener{ls.api, ls.edge, ls.admin}
+	if ls.uploadAuth != nil {
+		all = append(all, ls.uploadAuth)
+	}
+	return all
+}
 
 // listen binds every address before anything is served, so that a port in
 // use ends the program at once with one clear line.

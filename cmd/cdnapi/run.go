@@ -44,6 +44,7 @@ var commands = []command{
 	{"ingest", "load files, assets or regions from NDJSON", runIngest},
 	{"follow", "tail an nginx edge's access log into the assets, exactly once", runFollow},
 	{"origin", "index a folder (an origin) into a project's files, and keep it in sync", runOrigin},
+	{"uploads", "scan uploads with clamd, move the clean ones into the origin, and list them", runUploads},
 	{"prune", "delete assets older than a given age", runPrune},
 	{"backup", "copy the SQLite database to a file, safely while serving", runBackup},
 	{"regions", "list regions, or set the status of one", runRegions},

@@ -39,8 +39,6 @@ type serveConfig struct {
 	cursorSecret                 string
 	storeTimeout                 time.Duration
 	statusInterval               time.Duration
-	uploadHealthURL              string
-	virusScanningHealthURL       string
 	regionProbes                 regionProbes
 	corsOrigins                  string
 	shutdownTimeout              time.Duration
@@ -53,6 +51,7 @@ type serveConfig struct {
 	db                           storeFlags
 	guard                        guardFlags
 	webhooks                     *webhookFlags
+	uploads                      uploadFlags
 }
 
 // parseServeConfig parses serve's arguments and checks the values.
@@ -68,8 +67,6 @@ func parseServeConfig(env *environment, args []string) (serveConfig, error) {
 	fs.StringVar(&c.cursorSecret, "cursor-secret", "", "key that signs cursors (at least 16 bytes); default: generated once and kept in the database")
 	fs.DurationVar(&c.storeTimeout, "store-timeout", 2*time.Second, "deadline of a request's store work; past it the answer is 503")
 	fs.DurationVar(&c.statusInterval, "status-interval", 5*time.Second, "how often component statuses are evaluated")
-	fs.StringVar(&c.uploadHealthURL, "upload-health-url", "", "health URL of the upload service (default: status set by operators)")
-	fs.StringVar(&c.virusScanningHealthURL, "virus-scanning-health-url", "", "health URL of virus scanning (default: status set by operators)")
 	fs.Var(&c.regionProbes, "region-probe", regionProbeHelp)
 	fs.StringVar(&c.corsOrigins, "cors-origins", "*", "comma-separated origins allowed by CORS, or *")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long shutdown waits for requests in flight")
@@ -83,6 +80,7 @@ func parseServeConfig(env *environment, args []string) (serveConfig, error) {
 	c.db = addStoreFlags(fs, serving)
 	c.guard = addGuardFlags(fs)
 	c.webhooks = addWebhookFlags(fs)
+	c.uploads = addUploadFlags(fs)
 	if err := parseFlags(fs, args, env.getenv); err != nil {
 		return c, err
 	}
@@ -98,6 +96,12 @@ func (c serveConfig) validate() error {
 	}
 	if !cdnapi.ValidProject(c.project) {
 		return usageError{fmt.Sprintf("--project %q: want 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", c.project)}
+	}
+	if cdnapi.ReservedProject(c.project) {
+		return usageError{fmt.Sprintf("--project %q is reserved for the upload canary; choose another", c.project)}
+	}
+	if err := c.uploads.validate(); err != nil {
+		return err
 	}
 	if c.pageCacheTTL < 0 || c.shutdownDelay < 0 {
 		return usageError{"--page-cache-ttl and --shutdown-delay must not be negative"}

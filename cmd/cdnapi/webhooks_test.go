@@ -46,6 +46,8 @@ type hookEvent struct {
 		ID, Component, Status string
 		ResolvedAt            *string `json:"resolved_at"`
 		Code                  string
+		// file.quarantined
+		Project, Path, Checksum, Signature string
 	}
 	at time.Time
 }

@@ -40,6 +40,8 @@ type service struct {
 	drain     drainPolicy        // begin is set by run
 	webhooks  *webhook.Deliverer // nil: this process delivers none
 	streams   *httpapi.StatusStreams
+	uploads   *uploadPath
+	keys      cdnapi.KeyStore // where the canary's key is revoked at stop
 }
 
 // wireServe builds everything serve runs from cfg and the open store, and
@@ -62,7 +64,21 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 	if err != nil {
 		return nil, err
 	}
+	keys := guard.keys
+	if *cfg.uploads.authAddr != "" && keys == nil {
+		// The upload server's authorization checks keys whether or not
+		// the read API asks for them.
+		if keys, err = guard.addVerifier(ctx, st, logger); err != nil {
+			return nil, err
+		}
+	}
+	up, err := cfg.uploads.wire(ctx, st, keys, logger)
+	if err != nil {
+		return nil, err
+	}
 	svc := &service{
+		uploads:  up,
+		keys:     st,
 		guard:    guard,
 		logger:   logger,
 		webhooks: deliverer,
@@ -75,6 +91,9 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 			admin: &listener{name: "admin", addr: cfg.adminAddr},
 		},
 	}
+	if *cfg.uploads.authAddr != "" {
+		svc.listeners.uploadAuth = &listener{name: "upload-auth", addr: *cfg.uploads.authAddr}
+	}
 	if cfg.assetRetention > 0 {
 		svc.pruner = retention.New(st, retention.Config{Retention: cfg.assetRetention, Interval: cfg.pruneInterval, Logger: logger})
 	}
@@ -83,16 +102,16 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 	}
 
 	svc.status = health.New(st, health.Config{
-		Region:                 cfg.region,
-		Interval:               cfg.statusInterval,
-		UploadHealthURL:        cfg.uploadHealthURL,
-		VirusScanningHealthURL: cfg.virusScanningHealthURL,
-		RegionProbes:           cfg.regionProbes,
-		Regions:                st,
-		History:                st,
-		APIStatus:              guard.apiStatus,
-		Logger:                 logger,
-		Metrics:                health.NewMetrics(registry),
+		Region:        cfg.region,
+		Interval:      cfg.statusInterval,
+		Upload:        up.upload,
+		VirusScanning: up.scanning,
+		RegionProbes:  cfg.regionProbes,
+		Regions:       st,
+		History:       st,
+		APIStatus:     guard.apiStatus,
+		Logger:        logger,
+		Metrics:       health.NewMetrics(registry),
 	})
 	svc.status.Evaluate(ctx)
 
@@ -136,6 +155,11 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 	svc.listeners.admin.srv = newServer(httpapi.NewAdmin(httpapi.AdminConfig{
 		Store: st, Gatherer: registry, Logger: logger, AccessLog: accessLog, Metrics: metrics, Draining: svc.draining.Load,
 	}), logger, svc.draining)
+	if l := svc.listeners.uploadAuth; l != nil {
+		l.srv = newServer(httpapi.NewUploadAuth(httpapi.UploadAuthConfig{
+			Keys: keys, Tree: up.tree, Logger: logger, AccessLog: accessLog, Metrics: metrics,
+		}), logger, svc.draining)
+	}
 	return svc, nil
 }
 
@@ -163,6 +187,10 @@ func (svc *service) run(ctx context.Context) error {
 		evaluating.Wait()
 	}()
 	evaluating.Go(func() { svc.status.Run(evalCtx) })
+	if svc.uploads.canary != nil {
+		evaluating.Go(func() { svc.uploads.canary.Run(evalCtx) })
+	}
+	defer svc.uploads.close(svc.keys)
 	stopDeliveries := startDeliveries(ctx, svc.webhooks)
 	defer stopDeliveries()
 

@@ -10,7 +10,6 @@ package clamdtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -40,18 +39,8 @@ const (
 	stopTimeout  = 30 * time.Second
 )
 
-// Binary returns the path of clamd: clamd on PATH, else Debian's
-// /usr/sbin/clamd, which is not on the PATH of users other than root.
-func Binary() (string, error) {
-	if p, err := exec.LookPath("clamd"); err == nil {
-		return p, nil
-	}
-	const debian = "/usr/sbin/clamd"
-	if fi, err := os.Stat(debian); err == nil && !fi.IsDir() {
-		return debian, nil
-	}
-	return "", errors.New("clamd is not installed (apt-get install clamav-daemon)")
-}
+// Binary returns the path of clamd (clamd.Binary).
+func Binary() (string, error) { return clamd.Binary() }
 
 // Options shape a server and its database.
 type Options struct {
@@ -129,28 +118,16 @@ func (s *Server) write(o Options) error {
 	if err := clamd.WriteTestDatabase(db, built, version); err != nil {
 		return err
 	}
-	conf := []string{
-		"Foreground yes",
-		"LocalSocket " + s.sock,
-		"DatabaseDirectory " + db,
-		"TemporaryDirectory " + tmp,
-		"LogFile " + s.log,
-		"LogTime yes",
-		// The database does not change behind a test's back.
-		"SelfCheck 0",
-	}
-	if o.StreamMaxLength > 0 {
-		conf = append(conf, "StreamMaxLength "+strconv.FormatInt(o.StreamMaxLength, 10))
-	}
+	c := clamd.Config{Socket: s.sock, Database: db, Temporary: tmp, Log: s.log, StreamMaxLength: o.StreamMaxLength}
 	if o.TCP {
 		port, err := freePort()
 		if err != nil {
 			return err
 		}
 		s.tcpAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-		conf = append(conf, "TCPAddr 127.0.0.1", "TCPSocket "+strconv.Itoa(port))
+		c.TCPPort = port
 	}
-	return os.WriteFile(s.conf, []byte(strings.Join(conf, "\n")+"\n"), 0o644)
+	return clamd.WriteConfig(s.conf, c)
 }
 
 // freePort returns a loopback port that was free a moment ago.

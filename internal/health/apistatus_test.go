@@ -14,7 +14,8 @@ import (
 func TestAPIStatusHook(t *testing.T) {
 	var dep atomic.Value
 	dep.Store(cdnapi.StatusOperational)
-	e := New(teststore.SQLite(t), Config{Now: fixedClock,
+	up := func(context.Context) error { return nil }
+	e := New(teststore.SQLite(t), Config{Now: fixedClock, Upload: up, VirusScanning: up,
 		APIStatus: func() cdnapi.Status { return dep.Load().(cdnapi.Status) }})
 	for _, step := range []struct {
 		dep, want cdnapi.Status

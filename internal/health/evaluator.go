@@ -9,6 +9,7 @@ package health
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -44,11 +45,14 @@ type Config struct {
 	// answers is degraded_performance. DefaultSlowThreshold.
 	SlowThreshold time.Duration
 
-	// UploadHealthURL and VirusScanningHealthURL, when set, are probed with
-	// HTTP GET each round; when empty, those components show what an
-	// operator set in the store, operational until set.
-	UploadHealthURL        string
-	VirusScanningHealthURL string
+	// Upload and VirusScanning measure those components each round,
+	// within PingTimeout, as Storage is measured (see judge): Upload
+	// reads the upload canary's last round trip (see Canary),
+	// VirusScanning asks the scanner (see ScannerProbe). A nil probe means
+	// the deployment has no such component: it reads under_maintenance,
+	// "not in service here", which claims no measurement, ranks below
+	// every fault and opens no incident (see notDeployed).
+	Upload, VirusScanning Probe
 
 	// History, when set, receives every change of a component's status and
 	// the incident updates of the damped view (see DampWindow). Writes that
@@ -108,10 +112,19 @@ type Evaluator struct {
 
 // measurement is the result of one probe of a component.
 type measurement struct {
-	status cdnapi.Status
-	took   time.Duration // how long the probe took; zero when nothing was probed
-	err    error         // why the component is not operational; logged for storage only
+	status      cdnapi.Status
+	took        time.Duration // how long the probe took; zero when nothing was probed
+	err         error         // why the component is not operational; logged with a change
+	notDeployed bool          // nothing to probe: see notDeployed
 }
+
+// notDeployed is the measurement of a component the deployment does not
+// have (a nil probe). Reading it operational would claim a measurement no
+// one made, and major_outage an outage of something that was never in
+// service; under_maintenance says "not in service here", ranks below every
+// fault, and, like a drain, opens no incident.
+var notDeployed = measurement{status: cdnapi.StatusUnderMaintenance, notDeployed: true,
+	err: errors.New("not deployed here: nothing is configured to measure it")}
 
 // New returns an Evaluator of store's components. It starts nothing and
 // does no I/O.
@@ -183,11 +196,12 @@ func (e *Evaluator) Evaluate(ctx context.Context) cdnapi.StatusDocument {
 	e.probeRegions(ctx, wg.Go, &regions)
 	wg.Go(func() { storage = e.pingStore(ctx) })
 	wg.Go(func() { overrides, overridesErr = e.readOverrides(ctx) })
-	if e.cfg.UploadHealthURL != "" {
-		wg.Go(func() { upload = e.probeURL(ctx, e.cfg.UploadHealthURL) })
+	upload, scan = notDeployed, notDeployed
+	if e.cfg.Upload != nil {
+		wg.Go(func() { upload = e.probe(ctx, e.cfg.Upload) })
 	}
-	if e.cfg.VirusScanningHealthURL != "" {
-		wg.Go(func() { scan = e.probeURL(ctx, e.cfg.VirusScanningHealthURL) })
+	if e.cfg.VirusScanning != nil {
+		wg.Go(func() { scan = e.probe(ctx, e.cfg.VirusScanning) })
 	}
 	wg.Wait()
 	if ctx.Err() != nil {
@@ -196,15 +210,6 @@ func (e *Evaluator) Evaluate(ctx context.Context) cdnapi.StatusDocument {
 	e.cfg.Metrics.observe(cdnapi.ComponentStorage, storage)
 	e.cfg.Metrics.observe(cdnapi.ComponentUpload, upload)
 	e.cfg.Metrics.observe(cdnapi.ComponentVirusScanning, scan)
-
-	// Without a health URL a component has nothing to measure: it is
-	// operational unless an operator says otherwise.
-	if e.cfg.UploadHealthURL == "" {
-		upload = measurement{status: cdnapi.StatusOperational}
-	}
-	if e.cfg.VirusScanningHealthURL == "" {
-		scan = measurement{status: cdnapi.StatusOperational}
-	}
 
 	e.mu.Lock()
 	e.measured[cdnapi.ComponentStorage] = storage
@@ -292,7 +297,7 @@ func (e *Evaluator) publishLocked(logChanges bool) cdnapi.StatusDocument {
 			s = o.Status
 		}
 		e.observed[name] = observation{status: s, at: now, operator: operator, message: o.Message,
-			draining: name == cdnapi.ComponentAPI && e.draining && !operator}
+			planned: !operator && (name == cdnapi.ComponentAPI && e.draining || m.notDeployed)}
 		doc.Components[i] = cdnapi.Component{Name: name, Status: s}
 		if operator && !o.Until.IsZero() {
 			if doc.Until == nil {
@@ -311,10 +316,7 @@ func (e *Evaluator) publishLocked(logChanges bool) cdnapi.StatusDocument {
 			if m.took > 0 {
 				attrs = append(attrs, "took", m.took.Round(time.Microsecond))
 			}
-			// Only the store's error is logged: it is our own. HTTP
-			// probe errors carry the health URL, whose query string
-			// may hold a token.
-			if name == cdnapi.ComponentStorage && m.err != nil {
+			if m.err != nil {
 				attrs = append(attrs, "error", m.err)
 			}
 			e.cfg.Logger.Info("health: component status changed", attrs...)

@@ -3,6 +3,7 @@ package health
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"github.com/cdnapi/cdnapi/internal/teststore"
 	"log/slog"
 	"net/http"
@@ -51,12 +52,32 @@ func healthServer(t *testing.T, behaviour string, slowFor time.Duration) string 
 	return srv.URL + "/healthz?token=s3cret"
 }
 
+// httpProbe is a Probe of the health check at url: a 2xx answer works.
+func httpProbe(url string) Probe {
+	return func(ctx context.Context) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			return fmt.Errorf("health check answered %d", resp.StatusCode)
+		}
+		return nil
+	}
+}
+
 func TestEvaluate(t *testing.T) {
 	const (
 		op    = cdnapi.StatusOperational
 		maint = cdnapi.StatusUnderMaintenance
 		slow  = cdnapi.StatusDegradedPerformance
 		down  = cdnapi.StatusMajorOutage
+		none  = maint // no probe: not deployed here
 	)
 	type checks struct{ upload, scan string }
 	tests := []struct {
@@ -76,20 +97,20 @@ func TestEvaluate(t *testing.T) {
 		wantUntil map[string]time.Time
 	}{
 		{
-			name:        "all operational without health checks",
-			want:        map[string]cdnapi.Status{"API": op, "Upload Service": op, "Storage": op, "Virus Scanning": op},
-			wantOverall: op,
+			name:        "no upload service nor scanner deployed",
+			want:        map[string]cdnapi.Status{"API": op, "Upload Service": none, "Storage": op, "Virus Scanning": none},
+			wantOverall: none,
 		},
 		{
 			name:        "closed store",
 			closeStore:  true,
-			want:        map[string]cdnapi.Status{"API": op, "Upload Service": op, "Storage": down, "Virus Scanning": op},
+			want:        map[string]cdnapi.Status{"API": op, "Upload Service": none, "Storage": down, "Virus Scanning": none},
 			wantOverall: down,
 		},
 		{
 			name:          "slow store",
 			slowThreshold: time.Nanosecond, // every real ping is slower
-			want:          map[string]cdnapi.Status{"API": op, "Upload Service": op, "Storage": slow, "Virus Scanning": op},
+			want:          map[string]cdnapi.Status{"API": op, "Upload Service": none, "Storage": slow, "Virus Scanning": none},
 			wantOverall:   slow,
 		},
 		{
@@ -108,7 +129,7 @@ func TestEvaluate(t *testing.T) {
 			name:        "virus scanning check hangs past the timeout",
 			checks:      checks{scan: checkHang},
 			pingTimeout: 100 * time.Millisecond,
-			want:        map[string]cdnapi.Status{"API": op, "Upload Service": op, "Virus Scanning": down},
+			want:        map[string]cdnapi.Status{"API": op, "Upload Service": none, "Virus Scanning": down},
 			wantOverall: down,
 		},
 		{
@@ -118,10 +139,10 @@ func TestEvaluate(t *testing.T) {
 			want:          map[string]cdnapi.Status{"Upload Service": slow},
 		},
 		{
-			name:        "operator override without a health check",
-			overrides:   []cdnapi.ComponentOverride{{Name: "Virus Scanning", Status: maint}},
-			want:        map[string]cdnapi.Status{"API": op, "Upload Service": op, "Storage": op, "Virus Scanning": maint},
-			wantOverall: maint,
+			name:        "operator override of a component not deployed",
+			overrides:   []cdnapi.ComponentOverride{{Name: "Virus Scanning", Status: down}},
+			want:        map[string]cdnapi.Status{"API": op, "Upload Service": none, "Storage": op, "Virus Scanning": down},
+			wantOverall: down,
 		},
 		{
 			name:        "operator override wins over a failing health check",
@@ -134,25 +155,25 @@ func TestEvaluate(t *testing.T) {
 		{
 			name:        "operator override of a measured component",
 			overrides:   []cdnapi.ComponentOverride{{Name: "Storage", Status: cdnapi.StatusPartialOutage}, {Name: "API", Status: maint}},
-			want:        map[string]cdnapi.Status{"API": maint, "Upload Service": op, "Storage": cdnapi.StatusPartialOutage, "Virus Scanning": op},
+			want:        map[string]cdnapi.Status{"API": maint, "Upload Service": none, "Storage": cdnapi.StatusPartialOutage, "Virus Scanning": none},
 			wantOverall: cdnapi.StatusPartialOutage,
 		},
 		{
 			name:        "expired override is ignored",
 			overrides:   []cdnapi.ComponentOverride{{Name: "Upload Service", Status: down, Until: testNow.Add(-time.Second)}},
-			want:        map[string]cdnapi.Status{"API": op, "Upload Service": op, "Storage": op, "Virus Scanning": op},
-			wantOverall: op,
+			want:        map[string]cdnapi.Status{"API": op, "Upload Service": none, "Storage": op, "Virus Scanning": none},
+			wantOverall: none,
 		},
 		{
 			name:        "override of an unknown component is ignored",
 			overrides:   []cdnapi.ComponentOverride{{Name: "Billing", Status: down}},
-			want:        map[string]cdnapi.Status{"API": op, "Upload Service": op, "Storage": op, "Virus Scanning": op},
-			wantOverall: op,
+			want:        map[string]cdnapi.Status{"API": op, "Upload Service": none, "Storage": op, "Virus Scanning": none},
+			wantOverall: none,
 		},
 		{
 			name:        "draining",
 			draining:    true,
-			want:        map[string]cdnapi.Status{"API": maint, "Upload Service": op, "Storage": op, "Virus Scanning": op},
+			want:        map[string]cdnapi.Status{"API": maint, "Upload Service": none, "Storage": op, "Virus Scanning": none},
 			wantOverall: maint,
 		},
 	}
@@ -181,10 +202,10 @@ func TestEvaluate(t *testing.T) {
 				cfg.SlowThreshold = 5 * time.Second
 			}
 			if tt.checks.upload != "" {
-				cfg.UploadHealthURL = healthServer(t, tt.checks.upload, 2*tt.slowThreshold)
+				cfg.Upload = httpProbe(healthServer(t, tt.checks.upload, 2*tt.slowThreshold))
 			}
 			if tt.checks.scan != "" {
-				cfg.VirusScanningHealthURL = healthServer(t, tt.checks.scan, 2*tt.slowThreshold)
+				cfg.VirusScanning = httpProbe(healthServer(t, tt.checks.scan, 2*tt.slowThreshold))
 			}
 			if tt.closeStore {
 				store.Close()
@@ -273,7 +294,8 @@ func TestDocumentBeforeFirstEvaluation(t *testing.T) {
 }
 
 func TestSetDrainingRepublishesAtOnce(t *testing.T) {
-	e := New(teststore.SQLite(t), Config{Now: fixedClock})
+	up := func(context.Context) error { return nil }
+	e := New(teststore.SQLite(t), Config{Now: fixedClock, Upload: up, VirusScanning: up})
 	if got := e.Evaluate(context.Background()); got.Status != cdnapi.StatusOperational {
 		t.Fatalf("overall status %s before draining, want operational", got.Status)
 	}
@@ -332,9 +354,9 @@ func TestCanceledRoundPublishesNothing(t *testing.T) {
 func TestLogsChangesWithoutSecrets(t *testing.T) {
 	var logs bytes.Buffer
 	e := New(teststore.SQLite(t), Config{
-		UploadHealthURL: healthServer(t, check500, 0),
-		Logger:          slog.New(slog.NewTextHandler(&logs, nil)),
-		Now:             fixedClock,
+		Upload: httpProbe(healthServer(t, check500, 0)),
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Now:    fixedClock,
 	})
 	e.Evaluate(context.Background())
 	first := logs.String()

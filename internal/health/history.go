@@ -42,7 +42,7 @@ type observation struct {
 	at       time.Time
 	operator bool   // an operator override set the status
 	message  string // the override's message
-	draining bool   // the API's status is this process draining
+	planned  bool   // a status by plan, not a fault: the API draining, a component not deployed
 }
 
 // damper turns one component's observations into incident updates, as the
@@ -57,8 +57,8 @@ type damper struct {
 
 // observe adds o and returns the incident update it calls for, if any.
 func (d *damper) observe(component string, o observation) (cdnapi.IncidentUpdate, bool) {
-	if o.draining {
-		o.status = cdnapi.StatusOperational
+	if o.planned {
+		o.status = cdnapi.StatusOperational // no incident
 	}
 	d.window = append(d.window, o)
 	if len(d.window) > DampWindow {

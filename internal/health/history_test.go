@@ -117,7 +117,7 @@ func TestEvaluatorRecordsHistory(t *testing.T) {
 	}))
 	t.Cleanup(check.Close)
 	now := testNow
-	e := New(store, Config{UploadHealthURL: check.URL, History: hist, PingTimeout: 10 * time.Second,
+	e := New(store, Config{Upload: httpProbe(check.URL), History: hist, PingTimeout: 10 * time.Second,
 		SlowThreshold: 5 * time.Second, Now: func() time.Time { return now }})
 	round := func(fail bool) {
 		failing.Store(fail)

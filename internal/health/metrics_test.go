@@ -20,7 +20,7 @@ func TestMetrics(t *testing.T) {
 	store := teststore.SQLite(t)
 	m := NewMetrics(prometheus.NewRegistry())
 	e := New(store, Config{Now: fixedClock, Metrics: m,
-		UploadHealthURL: healthServer(t, checkOK, 0), VirusScanningHealthURL: healthServer(t, check500, 0)})
+		Upload: httpProbe(healthServer(t, checkOK, 0)), VirusScanning: httpProbe(healthServer(t, check500, 0))})
 
 	steps := []struct {
 		name         string

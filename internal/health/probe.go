@@ -41,7 +41,18 @@ func (e *Evaluator) readOverrides(ctx context.Context) ([]cdnapi.ComponentOverri
 	return overrides, nil
 }
 
-// probeURL measures a component by its HTTP health check: a 2xx answer
+// Probe measures a component: nil means it works, an error that wraps
+// cdnapi.ErrDegraded that it works poorly, and any other error that it does
+// not work. It must honour ctx, which ends after PingTimeout.
+type Probe func(ctx context.Context) error
+
+// probe runs p within PingTimeout and judges it.
+func (e *Evaluator) probe(ctx context.Context, p Probe) measurement {
+	took, err := e.within(ctx, p)
+	return e.judge(took, err)
+}
+
+// probeURL measures an HTTP health check (a region's edge): a 2xx answer
 // within PingTimeout is operational, or degraded_performance when slower
 // than SlowThreshold; anything else is major_outage.
 func (e *Evaluator) probeURL(ctx context.Context, url string) measurement {

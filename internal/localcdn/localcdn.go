@@ -1,11 +1,15 @@
 // Package localcdn runs a whole CDN on this machine, on loopback, from
-// throwaway processes in a temporary directory: an origin (Debian's nginx
-// serving a few hundred generated files, which `cdnapi origin sync --follow`
-// lists as the files of project "default"), three nginx edges caching it as the
-// regions FRA1, IAD1 and SIN1, each logging in the format of
-// deploy/nginx/cdnapi-log.conf with a `cdnapi follow` tailing its log into a
-// SQLite database, and `cdnapi serve` over that database, probing each edge's
-// /health.
+// throwaway processes in a temporary directory: the upload path (an nginx
+// upload server as deploy/nginx/upload.conf, ClamAV's clamd on a signature
+// database of the EICAR test string, and `cdnapi uploads`, which scans
+// what is uploaded, promotes what is clean into the origin and lists it as
+// the files of project "default"), an origin (Debian's nginx serving the
+// promoted files, a few hundred generated ones at first), three nginx
+// edges caching it as the regions FRA1, IAD1 and SIN1, each logging in the
+// format of deploy/nginx/cdnapi-log.conf with a `cdnapi follow` tailing
+// its log into a SQLite database, and `cdnapi serve` over that database,
+// probing each edge's /health, authorizing uploads, and measuring the
+// upload service and the scanner.
 //
 // Up records every process in a state file, so that Status and Down, run
 // later by another command (scripts/cdn), find them. The processes are
@@ -24,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cdnapi/cdnapi/internal/clamd"
 	"github.com/cdnapi/cdnapi/internal/fleet"
 )
 
@@ -54,6 +59,9 @@ type Addrs struct {
 	Metrics []string // each edge's follower's metrics, same order
 	// API, Edge and Admin are serve's listeners.
 	API, Edge, Admin string
+	// Upload is the upload server's address, and UploadAuth serve's
+	// listener that authorizes its requests.
+	Upload, UploadAuth string
 }
 
 // Ports returns the addresses on 127.0.0.1 from base up: base for the
@@ -67,12 +75,13 @@ func Ports(base int) Addrs {
 		a.Edges = append(a.Edges, at(base+1+i))
 		a.Metrics = append(a.Metrics, at(base+1+len(Regions)+i))
 	}
+	a.Upload, a.UploadAuth = at(base+1+2*len(Regions)), at(base+2+2*len(Regions))
 	return a
 }
 
 // all returns every address, for the check that they are free.
 func (a Addrs) all() []string {
-	return append(append([]string{a.Origin, a.API, a.Edge, a.Admin}, a.Edges...), a.Metrics...)
+	return append(append([]string{a.Origin, a.API, a.Edge, a.Admin, a.Upload, a.UploadAuth}, a.Edges...), a.Metrics...)
 }
 
 // Edge is one edge as recorded: where it listens and what it writes.
@@ -86,12 +95,15 @@ type Edge struct {
 
 // CDN is a running CDN, as recorded in its state file.
 type CDN struct {
-	Dir    string        `json:"dir"`  // the temporary directory that holds everything
-	Repo   string        `json:"repo"` // the cdnapi checkout it was built from
-	DB     string        `json:"db"`   // the DSN of the SQLite database
-	Origin string        `json:"origin"`
-	Edges  []Edge        `json:"edges"`
-	Procs  []*fleet.Proc `json:"procs"`
+	Dir    string `json:"dir"`  // the temporary directory that holds everything
+	Repo   string `json:"repo"` // the cdnapi checkout it was built from
+	DB     string `json:"db"`   // the DSN of the SQLite database
+	Origin string `json:"origin"`
+	Upload string `json:"upload"` // the upload server's address
+	// UploadKey is a key of scope upload for project default.
+	UploadKey string        `json:"upload_key"`
+	Edges     []Edge        `json:"edges"`
+	Procs     []*fleet.Proc `json:"procs"`
 
 	statePath string
 }
@@ -165,8 +177,21 @@ func (c *CDN) Status(ctx context.Context) []Health {
 			out = append(out, h)
 			continue
 		}
-		if p.Kind == kindSync { // no address: running is all it shows
-			h.OK, h.Detail = true, "lists "+c.originRoot()+" as project "+Project+"; log "+p.Log
+		switch p.Kind {
+		case kindUploads: // no address: running is all it shows
+			h.OK, h.Detail = true, "scans "+filepath.Join(c.uploadsRoot(), "incoming")+" into "+c.originRoot()+", listed as project "+Project+"; log "+p.Log
+			out = append(out, h)
+			continue
+		case kindClamd:
+			h.Detail = "signatures: EICAR only; log " + p.Log
+			cl, err := clamd.New(p.Addr)
+			if err == nil {
+				err = cl.Ping(ctx)
+			}
+			h.OK = err == nil
+			if err != nil {
+				h.Detail += "; " + err.Error()
+			}
 			out = append(out, h)
 			continue
 		}
@@ -174,6 +199,8 @@ func (c *CDN) Status(ctx context.Context) []Health {
 		switch {
 		case p.Name == "origin":
 			u, h.Detail = "http://"+p.Addr+"/index.html", "serves "+c.originRoot()
+		case p.Name == "upload":
+			u, h.Detail = "http://"+p.Addr+"/health", "writes into "+filepath.Join(c.uploadsRoot(), "incoming")
 		case p.Kind == kindNginx:
 			e := c.edge(p.Name)
 			u, h.Detail = "http://"+p.Addr+"/health", "log "+e.Log

@@ -11,10 +11,13 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/cdnapi/cdnapi/internal/clamdtest"
 	"github.com/cdnapi/cdnapi/internal/nginx"
 	"github.com/cdnapi/cdnapi/internal/nginxtest"
 )
@@ -39,7 +42,7 @@ func freeAddrs(t *testing.T) Addrs {
 		held = append(held, l)
 		return l.Addr().String()
 	}
-	a := Addrs{Origin: next(), API: next(), Edge: next(), Admin: next()}
+	a := Addrs{Origin: next(), API: next(), Edge: next(), Admin: next(), Upload: next(), UploadAuth: next()}
 	for range Regions {
 		a.Edges = append(a.Edges, next())
 		a.Metrics = append(a.Metrics, next())
@@ -91,7 +94,11 @@ func TestOriginAndEdges(t *testing.T) {
 	})
 	ctx := context.Background()
 	say := func(format string, args ...any) { t.Logf(format, args...) }
-	if err := c.startOrigin(ctx, say); err != nil {
+	// What cdnapi uploads promotes, written straight into the origin.
+	if _, _, err := writeOrigin(c.originRoot()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.startOrigin(ctx, a, say); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.startEdges(ctx, a, say); err != nil {
@@ -156,11 +163,11 @@ func TestOriginAndEdges(t *testing.T) {
 }
 
 // TestUp brings the whole CDN up on free ports and follows two requests of
-// an edge into serve's assets list, and the origin's files into the files
-// list.
+// an edge into serve's assets list, the origin's files into the files list,
+// and the README's upload through the upload path.
 func TestUp(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds cdnapi and starts 8 processes")
+		t.Skip("builds cdnapi and starts 12 processes")
 	}
 	nginxtest.Require(t)
 	a := freeAddrs(t)
@@ -234,20 +241,61 @@ func TestUp(t *testing.T) {
 	if want := fmt.Sprintf("sha256:%x", sha256.Sum256(body)); files["static/js/app-001.js"] != want {
 		t.Errorf("static/js/app-001.js listed with checksum %q, want %s", files["static/js/app-001.js"], want)
 	}
-	if err := os.WriteFile(filepath.Join(c.originRoot(), "img", "new.txt"), []byte("new"), 0o644); err != nil {
+
+	// The README's upload, as written: curl -T with the upload key. It is
+	// listed within 3 s with sha256sum's checksum, then served by an edge,
+	// a MISS and then a HIT.
+	logo := bytes.Repeat([]byte("logo "), 20000)
+	src := filepath.Join(t.TempDir(), "logo.png")
+	if err := os.WriteFile(src, logo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	os.Remove(filepath.Join(c.originRoot(), "index.html"))
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		files = listFiles(t, a.API)
-		_, added := files["img/new.txt"]
-		_, removed := files["index.html"]
-		if added && !removed {
+	curl := exec.Command("curl", "-sS", "-f", "-T", src, "-H", "Authorization: Bearer "+c.UploadKey,
+		"http://"+a.Upload+"/img/logo.png")
+	if out, err := curl.CombinedOutput(); err != nil {
+		t.Fatalf("curl -T: %v: %s", err, out)
+	}
+	uploaded := time.Now()
+	want := fmt.Sprintf("sha256:%x", sha256.Sum256(logo))
+	for files = listFiles(t, a.API); files["img/logo.png"] != want; files = listFiles(t, a.API) {
+		if time.Since(uploaded) > 3*time.Second {
+			t.Fatalf("img/logo.png not listed with %s within 3s: %q", want, files["img/logo.png"])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("uploaded to listed in %v", time.Since(uploaded).Round(time.Millisecond))
+	for _, cache := range []string{"MISS", "HIT"} {
+		res, body := get(t, "http://"+a.Edges[1]+"/img/logo.png")
+		if res.StatusCode != 200 || res.Header.Get("X-Cache-Status") != cache || !bytes.Equal(body, logo) {
+			t.Fatalf("the uploaded logo through IAD1: %d %s, want 200 %s and the file", res.StatusCode, res.Header.Get("X-Cache-Status"), cache)
+		}
+	}
+
+	// The EICAR test string: never listed, never served, quarantined.
+	req, _ := http.NewRequest(http.MethodPut, "http://"+a.Upload+"/eicar.com", strings.NewReader(clamdtest.EICAR))
+	req.Header.Set("Authorization", "Bearer "+c.UploadKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("PUT of the EICAR file: %d", res.StatusCode)
+	}
+	quarantine := filepath.Join(c.uploadsRoot(), "quarantine", Project)
+	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+		if q, _ := os.ReadDir(quarantine); len(q) == 1 {
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("10s after img/new.txt was added and index.html removed, the list has them: %v, %v", added, removed)
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("the EICAR file is not in quarantine after 10s")
 		}
+	}
+	if _, listed := listFiles(t, a.API)["eicar.com"]; listed {
+		t.Error("the EICAR file is listed")
+	}
+	if res, _ := get(t, "http://"+a.Edges[0]+"/eicar.com"); res.StatusCode != http.StatusNotFound {
+		t.Errorf("an edge answers %d for the EICAR file, want 404", res.StatusCode)
 	}
 }
 

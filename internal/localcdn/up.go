@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cdnapi/cdnapi/internal/clamd"
 	"github.com/cdnapi/cdnapi/internal/fleet"
 	"github.com/cdnapi/cdnapi/internal/nginx"
 )
@@ -64,20 +65,17 @@ func Up(ctx context.Context, o Options) (c *CDN, err error) {
 	if err := c.loadRegions(ctx); err != nil {
 		return c, err
 	}
-	if err := c.startOrigin(ctx, say); err != nil {
+	// The key first, so that serve's first load of the keys holds it.
+	if err := c.createUploadKey(ctx, say); err != nil {
 		return c, err
 	}
-	if err := c.startOriginSync(ctx, say); err != nil {
-		return c, err
-	}
-	if err := c.startEdges(ctx, o.Addrs, say); err != nil {
-		return c, err
-	}
-	if err := c.startFollowers(ctx, say); err != nil {
-		return c, err
-	}
-	if err := c.startServe(ctx, o.Addrs, say); err != nil {
-		return c, err
+	for _, start := range []func(context.Context, Addrs, func(string, ...any)) error{
+		c.startClamd, c.startUploads, c.startOrigin, c.startEdges, c.startFollowers,
+		c.startUploadServer, c.startServe,
+	} {
+		if err := start(ctx, o.Addrs, say); err != nil {
+			return c, err
+		}
 	}
 	return c, nil
 }
@@ -89,6 +87,9 @@ func checkCanStart(o Options) error {
 		return fmt.Errorf("a CDN is already up in %s (state %s): run `scripts/cdn down` first", old.Dir, o.StatePath)
 	}
 	if _, err := nginx.Binary(); err != nil {
+		return err
+	}
+	if _, err := clamd.Binary(); err != nil {
 		return err
 	}
 	if _, err := exec.LookPath("go"); err != nil {
@@ -139,14 +140,10 @@ func (c *CDN) loadRegions(ctx context.Context) error {
 	return nil
 }
 
-// startOrigin writes the origin's files and starts nginx serving them.
-func (c *CDN) startOrigin(ctx context.Context, say func(string, ...any)) error {
+// startOrigin starts nginx serving the origin: the files scanned clean.
+func (c *CDN) startOrigin(ctx context.Context, _ Addrs, say func(string, ...any)) error {
 	root := c.originRoot()
-	n, total, err := writeOrigin(root)
-	if err != nil {
-		return err
-	}
-	say("origin on %s: %d files, %.1f MB", c.Origin, n, float64(total)/1e6)
+	say("origin on %s: %s", c.Origin, root)
 	s, err := nginx.New(filepath.Join(c.Dir, "origin"), c.Origin, nginx.Origin{Root: root})
 	if err != nil {
 		return err
@@ -184,7 +181,7 @@ func (c *CDN) nginxProc(name string, s *nginx.Server) *fleet.Proc {
 }
 
 // startFollowers starts a `cdnapi follow` per edge, on its access log.
-func (c *CDN) startFollowers(ctx context.Context, say func(string, ...any)) error {
+func (c *CDN) startFollowers(ctx context.Context, _ Addrs, say func(string, ...any)) error {
 	for _, e := range c.Edges {
 		p := &fleet.Proc{Name: "follow-" + e.Region, Kind: kindFollow, Addr: e.Metrics, Dir: c.Dir,
 			Log: filepath.Join(c.Dir, "follow-"+e.Region+".log")}
@@ -206,11 +203,16 @@ func (c *CDN) startServe(ctx context.Context, a Addrs, say func(string, ...any))
 		"--status-interval", "1s",
 		// No load balancer to tell before closing.
 		"--shutdown-delay", "0s",
+		// The upload path: the upload server's authorization, and both
+		// of its components measured.
+		"--upload-auth-addr", a.UploadAuth, "--uploads", c.uploadsRoot(),
+		"--upload-url", "http://" + a.Upload, "--clamd", c.clamdSocket(),
+		"--upload-canary-interval", "10s",
 	}
 	for _, e := range c.Edges {
 		p.Args = append(p.Args, "--region-probe", e.Region+"=http://"+e.Addr+"/health")
 	}
-	say("cdnapi serve: api %s, edge %s, admin %s", a.API, a.Edge, a.Admin)
+	say("cdnapi serve: api %s, edge %s, admin %s, upload authorization %s", a.API, a.Edge, a.Admin, a.UploadAuth)
 	return c.start(ctx, p, "http://"+a.Admin+"/readyz")
 }
 

@@ -3,6 +3,7 @@ package origin
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io/fs"
 	"strings"
 	"time"
@@ -108,6 +109,19 @@ func classify(name string, typ fs.FileMode) skip {
 		return keep
 	}
 	return special
+}
+
+// CheckName says why a file or folder named name would not be in the files
+// list (see classify), or returns nil when it would be: what an upload may
+// be called.
+func CheckName(name string) error {
+	switch classify(name, 0) {
+	case hidden:
+		return errors.New("a name may not start with \".\": hidden names are left out of the files list")
+	case badName:
+		return errors.New("a name must be UTF-8 text without control characters")
+	}
+	return nil
 }
 
 // validName reports whether name is valid UTF-8 without control characters,
