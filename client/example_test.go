@@ -159,9 +159,12 @@ func ExampleWithCache() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Println(doc.Status, len(doc.Components), "components")
+		// The API component: the overall status of this example's
+		// server is under_maintenance, as it has no upload service and
+		// no scanner to measure (see the README's Uploads).
+		fmt.Println(len(doc.Components), "components;", doc.Components[0].Name, doc.Components[0].Status)
 	}
 	// Output:
-	// operational 4 components
-	// operational 4 components
+	// 4 components; API operational
+	// 4 components; API operational
 }

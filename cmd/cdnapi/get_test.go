@@ -129,7 +129,7 @@ func TestGetOutputs(t *testing.T) {
 			{[]string{"files", "--limit", "2", "-o", "table"}, []string{"ID  ", "fil_", "fil_", "… more: --cursor "}},
 			{[]string{"assets", "--limit", "1", "--region", "FRA1", "-o", "table"}, []string{"ID  ", "ast_", "… more"}},
 			{[]string{"regions", "-o", "table"}, []string{"CODE  NAME", "AMS1  Amsterdam"}},
-			{[]string{"status", "-o", "table"}, []string{"STATUS   operational", "REGION   Paris", "UPDATED  ", "", "COMPONENT       STATUS", "API  "}},
+			{[]string{"status", "-o", "table"}, []string{"STATUS   under_maintenance", "REGION   Paris", "UPDATED  ", "", "COMPONENT       STATUS", "API             operational", "Upload Service  under_maintenance"}},
 		} {
 			out, err := getOutput(t, s, tt.args...)
 			if err != nil {

@@ -271,6 +271,19 @@ func TestUp(t *testing.T) {
 		}
 	}
 
+	// Every component is measured, and with the upload path up, each
+	// reads operational: the canary made its round trip.
+	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		_, body := get(t, "http://"+a.API+"/api/v1/status")
+		var doc struct{ Status string }
+		if json.Unmarshal(body, &doc) == nil && doc.Status == "operational" {
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("the status is not operational 30s after up: %s", body)
+		}
+	}
+
 	// The EICAR test string: never listed, never served, quarantined.
 	req, _ := http.NewRequest(http.MethodPut, "http://"+a.Upload+"/eicar.com", strings.NewReader(clamdtest.EICAR))
 	req.Header.Set("Authorization", "Bearer "+c.UploadKey)

@@ -107,8 +107,9 @@ func (c *CDN) startUploads(ctx context.Context, _ Addrs, say func(string, ...any
 	})
 }
 
-// syncedFiles reads the uploads log for the last count of project
-// default's files that the origin sync logged.
+// syncedFiles reads the uploads log for how many of project default's
+// files the origin sync has listed: the database is new, and each file is
+// put once and never deleted while Up waits.
 func syncedFiles(log string) int {
 	f, err := os.Open(log)
 	if err != nil {
@@ -120,10 +121,10 @@ func syncedFiles(log string) int {
 	for sc.Scan() {
 		var line struct {
 			Msg, Project string
-			Files        int
+			Put, Deleted int
 		}
 		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "origin: synced" && line.Project == Project {
-			files = line.Files
+			files += line.Put - line.Deleted
 		}
 	}
 	return files

@@ -127,7 +127,9 @@ server {
     error_page 415 = @cdnapi_415;
     error_page 500 502 503 504 507 = @cdnapi_500;
 
-    # What serve --upload-health-url asks: 200 while nginx runs. Not logged.
+    # 200 while nginx runs, for a load balancer or scripts/cdn status; the
+    # status's Upload Service is measured end to end by serve's canary.
+    # Not logged.
     location = /health {
         access_log off;
         default_type text/plain;

@@ -219,12 +219,16 @@ func (g *Gate) scanStaged(ctx context.Context, project, rel string) (Outcome, er
 	}
 	// The file's time is when it entered the origin: the upload server
 	// sets it from the client's Date header, which says nothing true.
-	now := time.Now()
-	ts := []unix.Timespec{unix.NsecToTimespec(now.UnixNano()), unix.NsecToTimespec(now.UnixNano())}
-	if err := unix.UtimesNanoAt(sd, name, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	// UTIME_NOW, not a time of ours: it needs only write access to the
+	// file (the upload server's, 0664 in the group cdnapi shares, as
+	// deploy/nginx/README.md sets it up), where a given time needs its
+	// owner.
+	now := unix.Timespec{Nsec: unix.UTIME_NOW}
+	if err := unix.UtimesNanoAt(sd, name, []unix.Timespec{now, now}, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return Nothing, err
 	}
-	od, err := makeDirs(g.t.origin, dir, 0o755)
+	// Group-writable: the upload server deletes from the origin (DELETE).
+	od, err := makeDirs(g.t.origin, dir, 0o775)
 	if err != nil {
 		return Nothing, fmt.Errorf("origin %s: %w", dir, err)
 	}
