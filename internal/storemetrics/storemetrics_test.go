@@ -99,8 +99,18 @@ func TestMeasuredStore(t *testing.T) {
 	if got := value(t, reg, "cdnapi_prune_deleted_rows_total", "engine", "sqlite", "table", "assets"); got != float64(len(assets)) {
 		t.Errorf("deleted assets = %v, want %d", got, len(assets))
 	}
-	if got := testutil.CollectAndCount(reg, "cdnapi_store_errors_total"); got != 0 {
-		t.Errorf("%d error series before any error (not found is an answer), want 0", got)
+	// Every operation's error counters exist from the start, at 0, so that
+	// an alert on their rate needs no `or vector(0)`; not found is an
+	// answer, and counts in none of them.
+	if got, want := testutil.CollectAndCount(reg, "cdnapi_store_errors_total"), len(storemetrics.OpNames)*len(storemetrics.ErrorKinds); got != want {
+		t.Errorf("%d error series before any error, want %d (every operation and kind)", got, want)
+	}
+	for _, op := range storemetrics.OpNames {
+		for _, kind := range storemetrics.ErrorKinds {
+			if got := value(t, reg, "cdnapi_store_errors_total", "engine", "sqlite", "operation", op, "kind", kind); got != 0 {
+				t.Errorf("errors_total{operation=%q,kind=%q} = %v before any error, want 0", op, kind, got)
+			}
+		}
 	}
 
 	// A follower that lost the race for its log position: the store
