@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -103,6 +104,16 @@ scrape_configs:
 	}
 	promURL := startPrometheus(t, prometheus, cfgPath, filepath.Join(dir, "tsdb"))
 
+	// A status page's stream, open while Prometheus scrapes.
+	streamCtx, closeStream := context.WithCancel(t.Context())
+	defer closeStream()
+	streamReq, _ := http.NewRequestWithContext(streamCtx, http.MethodGet, srv.api+"/api/v1/status/stream", nil)
+	if resp, err := http.DefaultClient.Do(streamReq); err != nil {
+		t.Fatal(err)
+	} else {
+		defer resp.Body.Close()
+	}
+
 	// Traffic: pages of the API and the edge listener, a 404, and edge
 	// requests in the follower's log, HIT and MISS in two regions, until
 	// Prometheus has rates of them all (two scrapes with traffic between).
@@ -130,6 +141,7 @@ scrape_configs:
 	}
 	ready := []string{
 		`up{job="cdnapi"} == 1`,
+		`cdnapi_http_streams_open{route="/api/v1/status/stream"} == 1`,
 		`up{job="cdnapi-follow"} == 1`,
 		`rate(cdnapi_http_requests_total{listener="edge"}[5m]) > 0`,
 		`rate(cdnapi_follow_assets_total{cache_status="HIT"}[5m]) > 0`,
