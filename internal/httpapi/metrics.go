@@ -109,6 +109,22 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	return c
 }
 
+// serverErrors are the 5xx status codes the error map answers with
+// (errors.go): internal errors and storage_unavailable.
+var serverErrors = []string{"500", "503"}
+
+// knownRoute makes the counters of the server errors of route exist from
+// the start, at 0, so that an alert on the share of 5xx needs no
+// `or vector(0)`.
+func (m *Metrics) knownRoute(listener, route string) {
+	if m == nil {
+		return
+	}
+	for _, code := range serverErrors {
+		m.requests.WithLabelValues(listener, route, code)
+	}
+}
+
 // streamOpened counts a stream open until observe records its end.
 func (m *Metrics) streamOpened(listener, route string) {
 	if m != nil {
