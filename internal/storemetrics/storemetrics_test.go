@@ -301,9 +301,10 @@ func TestMeasureEngine(t *testing.T) {
 		name  string
 		open  func(t *testing.T) cdnapi.Engine
 		pools []string
+		wal   bool // the engine reports a WAL of its own
 	}{
-		{"sqlite", func(t *testing.T) cdnapi.Engine { return teststore.SQLite(t) }, []string{"read", "write"}},
-		{"postgres", func(t *testing.T) cdnapi.Engine { return teststore.Postgres(t) }, []string{"primary"}},
+		{"sqlite", func(t *testing.T) cdnapi.Engine { return teststore.SQLite(t) }, []string{"read", "write"}, true},
+		{"postgres", func(t *testing.T) cdnapi.Engine { return teststore.Postgres(t) }, []string{"primary"}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
@@ -350,6 +351,23 @@ func TestMeasureEngine(t *testing.T) {
 			}
 			if n := testutil.CollectAndCount(reg, "cdnapi_store_call_duration_seconds"); n == 0 {
 				t.Error("no call series under the engine's name")
+			}
+			// SQLite's WAL and the size over which the store checkpoints
+			// it (16 MiB); PostgreSQL's WAL is the server's, not reported.
+			walSeries := 0
+			for _, f := range families {
+				switch f.GetName() {
+				case "cdnapi_store_wal_bytes":
+					walSeries++
+				case "cdnapi_store_wal_limit_bytes":
+					walSeries++
+					if got := f.GetMetric()[0].GetGauge().GetValue(); got != 16<<20 {
+						t.Errorf("cdnapi_store_wal_limit_bytes = %v, want 16 MiB", got)
+					}
+				}
+			}
+			if want := map[bool]int{true: 2, false: 0}[tt.wal]; walSeries != want {
+				t.Errorf("%d WAL series, want %d", walSeries, want)
 			}
 		})
 	}
