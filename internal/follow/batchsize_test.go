@@ -47,3 +47,46 @@ func TestBatchLinesBound(t *testing.T) {
 		}
 	}
 }
+
+// TestAssetsByRegionAndCacheStatus: the assets committed are counted by
+// region and cache status, from which a dashboard reads each region's hit
+// ratio.
+func TestAssetsByRegionAndCacheStatus(t *testing.T) {
+	st := newStore(t, teststore.Engines[0])
+	e := newEdge(t, t.TempDir())
+	e.log(11) // MISS, HIT, MISS, … in FRA1
+	reg := prometheus.NewRegistry()
+	cfg := fastConfig(e.path)
+	cfg.StopAtEnd = true
+	cfg.Metrics = follow.NewMetrics(reg)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := follow.Run(ctx, st, cfg); err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "cdnapi_follow_assets_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var region, cache string
+			for _, l := range m.GetLabel() {
+				switch l.GetName() {
+				case "region":
+					region = l.GetValue()
+				case "cache_status":
+					cache = l.GetValue()
+				}
+			}
+			got[region+" "+cache] = m.GetCounter().GetValue()
+		}
+	}
+	if want := map[string]float64{"FRA1 MISS": 6, "FRA1 HIT": 5}; len(got) != len(want) || got["FRA1 MISS"] != 6 || got["FRA1 HIT"] != 5 {
+		t.Errorf("cdnapi_follow_assets_total %v, want %v", got, want)
+	}
+}

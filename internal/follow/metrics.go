@@ -15,6 +15,7 @@ import (
 type Metrics struct {
 	linesRead   prometheus.Counter
 	lines       *prometheus.CounterVec
+	assets      *prometheus.CounterVec
 	batches     prometheus.Counter
 	storeErrors prometheus.Counter
 	commitTime  prometheus.Histogram
@@ -35,6 +36,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "cdnapi_follow_lines_total",
 			Help: "Lines committed, by result: listed (an asset), skipped (valid, not a listed request) or rejected (invalid)."},
 			[]string{"result"}),
+		// By region and cache status, so that a dashboard shows each
+		// region's hit ratio from what its edge served, not from a query
+		// of the assets table.
+		assets: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cdnapi_follow_assets_total",
+			Help: "Assets committed, by region and cache status (HIT, MISS, …; \"\" for a request that did not go through the cache)."},
+			[]string{"region", "cache_status"}),
 		batches: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "cdnapi_follow_batches_total", Help: "Batches committed."}),
 		storeErrors: prometheus.NewCounter(prometheus.CounterOpts{
@@ -59,7 +67,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, r := range []string{"listed", "skipped", "rejected"} {
 		m.lines.WithLabelValues(r)
 	}
-	reg.MustRegister(m.linesRead, m.lines, m.batches, m.storeErrors, m.commitTime, m.delay, m.position, lag)
+	reg.MustRegister(m.linesRead, m.lines, m.assets, m.batches, m.storeErrors, m.commitTime, m.delay, m.position, lag)
 	return m
 }
 
@@ -106,6 +114,9 @@ func (m *Metrics) committed(b *batch, p cdnapi.LogPosition, took time.Duration, 
 	m.lines.WithLabelValues("listed").Add(float64(listed))
 	m.lines.WithLabelValues("skipped").Add(float64(b.skipped))
 	m.lines.WithLabelValues("rejected").Add(float64(len(b.rejects)))
+	for _, a := range b.assets {
+		m.assets.WithLabelValues(a.Region, string(a.CacheStatus)).Inc()
+	}
 	m.batches.Inc()
 	m.commitTime.Observe(took.Seconds())
 	for _, at := range b.at {

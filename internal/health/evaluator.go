@@ -153,6 +153,19 @@ func New(store Store, cfg Config) *Evaluator {
 		e.regions = append(e.regions, &regionState{RegionProbe: p})
 	}
 	e.probed.Store(&map[string]cdnapi.Status{})
+	// The probes' failure counters exist from the start, at 0, so that an
+	// alert on their rate needs no `or vector(0)`: the store's always, a
+	// health URL's and a region's when configured.
+	cfg.Metrics.known(cdnapi.ComponentStorage)
+	if cfg.UploadHealthURL != "" {
+		cfg.Metrics.known(cdnapi.ComponentUpload)
+	}
+	if cfg.VirusScanningHealthURL != "" {
+		cfg.Metrics.known(cdnapi.ComponentVirusScanning)
+	}
+	for _, p := range cfg.RegionProbes {
+		cfg.Metrics.known(regionLabelPrefix + p.Code)
+	}
 	for _, name := range cdnapi.Components {
 		if name != cdnapi.ComponentAPI {
 			e.measured[name] = measurement{status: cdnapi.StatusMajorOutage}

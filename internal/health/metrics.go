@@ -38,6 +38,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
+// known makes the failure counter of component exist, at 0.
+func (m *Metrics) known(component string) {
+	if m != nil {
+		m.failures.WithLabelValues(component)
+	}
+}
+
 // observe records one probe of component; a measurement of nothing probed
 // (no health URL) is not recorded.
 func (m *Metrics) observe(component string, ms measurement) {
@@ -55,6 +62,11 @@ var statusDesc = prometheus.NewDesc("cdnapi_component_status",
 	"1 for the status a component has in the status document, 0 for each of the others.",
 	[]string{"component", "status"}, nil)
 
+// regionStatusDesc is the regions' gauge of StatusCollector.
+var regionStatusDesc = prometheus.NewDesc("cdnapi_region_status",
+	"1 for the status a region is served with (its probe's, damped, or an operator's), 0 for each of the others.",
+	[]string{"region", "status"}, nil)
+
 // statusCollector reports the published status of every component.
 type statusCollector struct{ e *Evaluator }
 
@@ -64,7 +76,10 @@ type statusCollector struct{ e *Evaluator }
 // scrape.
 func (e *Evaluator) StatusCollector() prometheus.Collector { return statusCollector{e} }
 
-func (c statusCollector) Describe(ch chan<- *prometheus.Desc) { ch <- statusDesc }
+func (c statusCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- statusDesc
+	ch <- regionStatusDesc
+}
 
 func (c statusCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, comp := range c.e.doc.Load().Components {
@@ -76,4 +91,31 @@ func (c statusCollector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(statusDesc, prometheus.GaugeValue, v, comp.Name, string(s))
 		}
 	}
+	for code, status := range c.e.regionStatuses() {
+		for _, s := range cdnapi.Statuses {
+			v := 0.0
+			if status == s {
+				v = 1
+			}
+			ch <- prometheus.MustNewConstMetric(regionStatusDesc, prometheus.GaugeValue, v, code, string(s))
+		}
+	}
+}
+
+// regionStatuses returns the status each region is served with, by code:
+// the store's, unless the region is probed and a round has judged it.
+// Before the first round that read the store it is empty.
+func (e *Evaluator) regionStatuses() map[string]cdnapi.Status {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make(map[string]cdnapi.Status, len(e.storedRegions))
+	for code, r := range e.storedRegions {
+		out[code] = r.Status
+	}
+	for _, r := range e.regions {
+		if _, ok := out[r.Code]; ok && r.effective != "" {
+			out[r.Code] = r.effective
+		}
+	}
+	return out
 }

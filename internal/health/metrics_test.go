@@ -3,6 +3,7 @@ package health
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -88,6 +89,83 @@ func statusGauges(t *testing.T, c prometheus.Collector) map[string]map[cdnapi.St
 			out[labels["component"]] = map[cdnapi.Status]float64{}
 		}
 		out[labels["component"]][cdnapi.Status(labels["status"])] = d.GetGauge().GetValue()
+	}
+	return out
+}
+
+// TestRegionStatusMetrics: cdnapi_region_status shows each stored region
+// with the status it is served with: a probed region's damped status
+// once its edge fails two rounds, the store's for a region with no probe.
+// The probes' failure counters exist from the first round, at 0.
+func TestRegionStatusMetrics(t *testing.T) {
+	store := teststore.SQLite(t)
+	putRegions(t, store, frankfurt, ashburn)
+	fra := newEdge(t)
+	m := NewMetrics(prometheus.NewRegistry())
+	e := New(store, Config{
+		RegionProbes:  []RegionProbe{{Code: "FRA1", URL: fra.url()}},
+		Regions:       store,
+		PingTimeout:   5 * time.Second,
+		SlowThreshold: time.Hour,
+		Metrics:       m,
+	})
+	if n := testutil.CollectAndCount(m.failures, "cdnapi_probe_failures_total"); n != 2 {
+		t.Fatalf("%d probe failure series before a round, want 2 (Storage, region:FRA1)", n)
+	}
+	for _, c := range []string{cdnapi.ComponentStorage, "region:FRA1"} {
+		if got := testutil.ToFloat64(m.failures.WithLabelValues(c)); got != 0 {
+			t.Errorf("probe failures of %s = %v before a round, want 0", c, got)
+		}
+	}
+	want := func(what string, statuses map[string]cdnapi.Status) {
+		t.Helper()
+		got := regionGauges(t, e.StatusCollector())
+		if len(got) != len(statuses) {
+			t.Errorf("%s: gauges of regions %v, want %d regions", what, got, len(statuses))
+		}
+		for code, want := range statuses {
+			for _, s := range cdnapi.Statuses {
+				v := 0.0
+				if s == want {
+					v = 1
+				}
+				if got[code][s] != v {
+					t.Errorf("%s: cdnapi_region_status{region=%q,status=%q} = %v, want %v", what, code, s, got[code][s], v)
+				}
+			}
+		}
+	}
+	e.Evaluate(t.Context())
+	want("answering", map[string]cdnapi.Status{"FRA1": cdnapi.StatusOperational, "IAD1": cdnapi.StatusOperational})
+	fra.stop()
+	e.Evaluate(t.Context())
+	e.Evaluate(t.Context())
+	want("stopped two rounds", map[string]cdnapi.Status{"FRA1": cdnapi.StatusMajorOutage, "IAD1": cdnapi.StatusOperational})
+}
+
+// regionGauges collects c's region gauges by region and status.
+func regionGauges(t *testing.T, c prometheus.Collector) map[string]map[cdnapi.Status]float64 {
+	t.Helper()
+	ch := make(chan prometheus.Metric, 256)
+	c.Collect(ch)
+	close(ch)
+	out := map[string]map[cdnapi.Status]float64{}
+	for metric := range ch {
+		var d dto.Metric
+		if err := metric.Write(&d); err != nil {
+			t.Fatal(err)
+		}
+		labels := map[string]string{}
+		for _, l := range d.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["region"] == "" {
+			continue
+		}
+		if out[labels["region"]] == nil {
+			out[labels["region"]] = map[cdnapi.Status]float64{}
+		}
+		out[labels["region"]][cdnapi.Status(labels["status"])] = d.GetGauge().GetValue()
 	}
 	return out
 }

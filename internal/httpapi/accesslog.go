@@ -79,7 +79,7 @@ func logRequests(log *slog.Logger, level slog.Level, m *Metrics, next http.Handl
 		if route == "" {
 			route = "unmatched"
 		}
-		m.observe(st.listener, route, rw.status, elapsed)
+		m.observe(st.listener, route, rw.status, elapsed, st.stream)
 		if !log.Enabled(r.Context(), level) {
 			return
 		}

@@ -19,7 +19,10 @@ type requestState struct {
 	id       string
 	listener string
 	route    string // the pattern that matched; set by the mux's route wrapper
-	log      *slog.Logger
+	// stream is set by a handler that answers with a stream (see
+	// markStream), which the metrics time apart from the requests.
+	stream bool
+	log    *slog.Logger
 	// keyID and clientAddr are set by the guard (see setKeyID and
 	// setClientAddr) for the access log; clientAddr "" means the peer's IP.
 	keyID      string
@@ -272,4 +275,15 @@ func named(pattern string, h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// markStream records that the request of ctx is answered with a stream
+// (Server-Sent Events), open from now until its handler returns: m counts
+// it open, and times it apart from the requests, whose latency quantiles
+// an hour-long stream would drag into +Inf.
+func markStream(ctx context.Context, m *Metrics) {
+	if s := state(ctx); s != nil && !s.stream {
+		s.stream = true
+		m.streamOpened(s.listener, s.route)
+	}
 }

@@ -38,7 +38,7 @@ func getPage(t *testing.T, e *env, path, cacheControl string) string {
 	}
 	csp := res.Header.Get("Content-Security-Policy")
 	if !strings.HasPrefix(csp, "default-src 'none'; style-src 'sha256-") || strings.Contains(csp, "unsafe") ||
-		!strings.Contains(csp, "frame-ancestors 'none'") {
+		!strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "connect-src 'self'") {
 		t.Errorf("%s: CSP %q", path, csp)
 	}
 	if res.Header.Get("ETag") == "" || !strings.HasPrefix(res.Header.Get("X-Request-Id"), "req_") {

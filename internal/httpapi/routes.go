@@ -32,6 +32,7 @@ func addAPIRoutes(rt *router, cfg Config) {
 	rt.resource("/api/v1/openapi.json", handleOpenAPI(cfg.OpenAPI))
 	rt.resource("/{$}", handlePage(pages.Index(cfg.addresses())))
 	rt.resource("/docs", handlePage(pages.MustDocs(cfg.OpenAPI, cfg.addresses())))
+	rt.resource("/robots.txt", handleRobots())
 	rt.resource("/status", cachedRender(public, "/status", false, statusPageLive(cfg), renderStatusPage(cfg)))
 
 	rt.missing("/api/v1/regions", "regions are served on the edge address, not on the API address")

@@ -136,7 +136,7 @@ func NewAPI(cfg Config) http.Handler {
 	if cfg.Store == nil || cfg.Cursors == nil || cfg.Status == nil {
 		panic("httpapi: NewAPI needs Config.Store, Config.Cursors and Config.Status")
 	}
-	rt := newRouter(cfg.Guard)
+	rt := newRouter("api", cfg.Metrics, cfg.Guard)
 	addAPIRoutes(rt, cfg)
 	return public("api", cfg, rt.mux)
 }
@@ -148,7 +148,7 @@ func NewEdge(cfg Config) http.Handler {
 	if cfg.Store == nil || cfg.Cursors == nil {
 		panic("httpapi: NewEdge needs Config.Store and Config.Cursors")
 	}
-	rt := newRouter(cfg.Guard)
+	rt := newRouter("edge", cfg.Metrics, cfg.Guard)
 	addEdgeRoutes(rt, cfg)
 	return public("edge", cfg, rt.mux)
 }
@@ -167,17 +167,20 @@ func public(listener string, cfg Config, mux http.Handler) http.Handler {
 // method itself: ServeMux's own 404 and 405 answers are text, and every
 // answer of these listeners is JSON.
 type router struct {
-	mux   *http.ServeMux
-	guard func(route string, next http.Handler) http.Handler
+	mux      *http.ServeMux
+	guard    func(route string, next http.Handler) http.Handler
+	listener string
+	metrics  *Metrics
 }
 
-func newRouter(guard func(string, http.Handler) http.Handler) *router {
-	return &router{mux: http.NewServeMux(), guard: guard}
+func newRouter(listener string, m *Metrics, guard func(string, http.Handler) http.Handler) *router {
+	return &router{mux: http.NewServeMux(), guard: guard, listener: listener, metrics: m}
 }
 
 // resource serves h at pattern for GET and HEAD, answers OPTIONS as a CORS
 // preflight, and any other method with 405.
 func (rt *router) resource(pattern string, h http.Handler) {
+	rt.metrics.knownRoute(rt.listener, pattern)
 	h = rt.guard(pattern, h)
 	rt.mux.Handle(pattern, named(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {

@@ -87,6 +87,7 @@ func handleStatusStream(cfg Config, streams *StatusStreams) http.Handler {
 			writeError(w, r, errTooManyStreams)
 			return
 		}
+		markStream(r.Context(), cfg.Metrics)
 		rc := http.NewResponseController(w)
 		h := w.Header()
 		h.Set("Content-Type", "text/event-stream")

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/health"
 )
@@ -233,5 +235,63 @@ func TestStatusStreamOutlivesServerTimeouts(t *testing.T) {
 	eval.Evaluate(t.Context())
 	if ev, ok := s.next(2 * time.Second); !ok || !strings.Contains(ev.data, "under_maintenance") {
 		t.Errorf("after the server's timeouts: %+v, %v", ev, ok)
+	}
+}
+
+// TestStatusStreamMetrics: an open stream is counted open, and once it
+// ends it is timed in stream_duration_seconds, not in
+// request_duration_seconds, whose quantiles it would drag into +Inf; it
+// is still counted among the requests answered.
+func TestStatusStreamMetrics(t *testing.T) {
+	e, _, _ := streamEnv(t, 10, time.Minute)
+	open := e.metrics.streamsOpen.WithLabelValues("api", pathStatusStream)
+	if got := testutil.ToFloat64(open); got != 0 {
+		t.Fatalf("%v streams open before any, want a series at 0", got)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.apiURL+pathStatusStream, nil)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	if got := testutil.ToFloat64(open); got != 1 {
+		t.Errorf("%v streams open while one is, want 1", got)
+	}
+	cancel()
+	for deadline := time.Now().Add(5 * time.Second); testutil.ToFloat64(open) != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%v streams open 5s after the client went away, want 0", testutil.ToFloat64(open))
+		}
+	}
+	families, err := e.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streams, requests uint64
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			route := ""
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "route" {
+					route = l.GetValue()
+				}
+			}
+			if route != pathStatusStream {
+				continue
+			}
+			switch f.GetName() {
+			case "cdnapi_http_stream_duration_seconds":
+				streams += m.GetHistogram().GetSampleCount()
+			case "cdnapi_http_request_duration_seconds":
+				requests += m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	if streams != 1 || requests != 0 {
+		t.Errorf("the stream timed %d times as a stream and %d as a request, want 1 and 0", streams, requests)
+	}
+	if got := testutil.ToFloat64(e.metrics.requests.WithLabelValues("api", pathStatusStream, "200")); got != 1 {
+		t.Errorf("requests_total of the stream = %v, want 1", got)
 	}
 }

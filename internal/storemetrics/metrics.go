@@ -63,6 +63,9 @@ const (
 	KindUnavailable = "unavailable"
 )
 
+// errorKinds are every kind of errors_total.
+var errorKinds = []string{KindTimeout, KindCanceled, KindRejected, KindUnavailable}
+
 // ErrorKind returns the kind of a store error, or "" for nil, for
 // ErrNotFound and for ErrDegraded, which are answers rather than failures.
 func ErrorKind(err error) string {

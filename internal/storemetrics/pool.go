@@ -45,3 +45,39 @@ func (c *PoolCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(c.waits, prometheus.CounterValue, float64(p.Waits), p.Pool)
 	}
 }
+
+// walCollector reports the size of an engine's write-ahead log and its
+// limit at every scrape.
+type walCollector struct {
+	wal          func() (bytes, limit int64)
+	bytes, limit *prometheus.Desc
+}
+
+// WALReporter is an engine that keeps a write-ahead log of its own to a
+// limit: SQLite.
+type WALReporter interface {
+	WAL() (bytes, limit int64)
+}
+
+func newWALCollector(engine string, wal func() (int64, int64)) *walCollector {
+	labels := prometheus.Labels{"engine": engine}
+	return &walCollector{wal: wal,
+		bytes: prometheus.NewDesc("cdnapi_store_wal_bytes",
+			"Size of the store's write-ahead log file (SQLite's -wal).", nil, labels),
+		limit: prometheus.NewDesc("cdnapi_store_wal_limit_bytes",
+			"The size over which the store checkpoints its write-ahead log; a WAL that stays over it is not emptied.", nil, labels),
+	}
+}
+
+// Describe implements prometheus.Collector.
+func (c *walCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.bytes
+	ch <- c.limit
+}
+
+// Collect implements prometheus.Collector.
+func (c *walCollector) Collect(ch chan<- prometheus.Metric) {
+	b, l := c.wal()
+	ch <- prometheus.MustNewConstMetric(c.bytes, prometheus.GaugeValue, float64(b))
+	ch <- prometheus.MustNewConstMetric(c.limit, prometheus.GaugeValue, float64(l))
+}

@@ -69,9 +69,13 @@ var opNames = [numOps]string{
 }
 
 // Measure returns st with every call recorded in reg, and registers there
-// the collector of its connection pools: what serve does with its store.
+// the collectors of its connection pools and, for an engine with a WAL of
+// its own (SQLite), of that WAL: what serve does with its store.
 func Measure(st cdnapi.Engine, reg prometheus.Registerer) cdnapi.Engine {
 	reg.MustRegister(NewPoolCollector(st.Name(), st.PoolStats))
+	if w, ok := st.(WALReporter); ok {
+		reg.MustRegister(newWALCollector(st.Name(), w.WAL))
+	}
 	return Wrap(st, NewMetrics(reg))
 }
 
@@ -83,6 +87,11 @@ func Wrap(st cdnapi.Engine, m *Metrics) cdnapi.Engine {
 	s := &measured{inner: st, m: m, engine: engine}
 	for o, name := range opNames {
 		s.calls[o] = m.calls.WithLabelValues(engine, name)
+		// The error counters exist from the start too, at 0, so that an
+		// alert on their rate needs no `or vector(0)`.
+		for _, kind := range errorKinds {
+			m.errors.WithLabelValues(engine, name, kind)
+		}
 	}
 	return s
 }

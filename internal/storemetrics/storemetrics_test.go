@@ -99,8 +99,18 @@ func TestMeasuredStore(t *testing.T) {
 	if got := value(t, reg, "cdnapi_prune_deleted_rows_total", "engine", "sqlite", "table", "assets"); got != float64(len(assets)) {
 		t.Errorf("deleted assets = %v, want %d", got, len(assets))
 	}
-	if got := testutil.CollectAndCount(reg, "cdnapi_store_errors_total"); got != 0 {
-		t.Errorf("%d error series before any error (not found is an answer), want 0", got)
+	// Every operation's error counters exist from the start, at 0, so that
+	// an alert on their rate needs no `or vector(0)`; not found is an
+	// answer, and counts in none of them.
+	if got, want := testutil.CollectAndCount(reg, "cdnapi_store_errors_total"), len(storemetrics.OpNames)*len(storemetrics.ErrorKinds); got != want {
+		t.Errorf("%d error series before any error, want %d (every operation and kind)", got, want)
+	}
+	for _, op := range storemetrics.OpNames {
+		for _, kind := range storemetrics.ErrorKinds {
+			if got := value(t, reg, "cdnapi_store_errors_total", "engine", "sqlite", "operation", op, "kind", kind); got != 0 {
+				t.Errorf("errors_total{operation=%q,kind=%q} = %v before any error, want 0", op, kind, got)
+			}
+		}
 	}
 
 	// A follower that lost the race for its log position: the store
@@ -291,9 +301,10 @@ func TestMeasureEngine(t *testing.T) {
 		name  string
 		open  func(t *testing.T) cdnapi.Engine
 		pools []string
+		wal   bool // the engine reports a WAL of its own
 	}{
-		{"sqlite", func(t *testing.T) cdnapi.Engine { return teststore.SQLite(t) }, []string{"read", "write"}},
-		{"postgres", func(t *testing.T) cdnapi.Engine { return teststore.Postgres(t) }, []string{"primary"}},
+		{"sqlite", func(t *testing.T) cdnapi.Engine { return teststore.SQLite(t) }, []string{"read", "write"}, true},
+		{"postgres", func(t *testing.T) cdnapi.Engine { return teststore.Postgres(t) }, []string{"primary"}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			reg := prometheus.NewRegistry()
@@ -340,6 +351,23 @@ func TestMeasureEngine(t *testing.T) {
 			}
 			if n := testutil.CollectAndCount(reg, "cdnapi_store_call_duration_seconds"); n == 0 {
 				t.Error("no call series under the engine's name")
+			}
+			// SQLite's WAL and the size over which the store checkpoints
+			// it (16 MiB); PostgreSQL's WAL is the server's, not reported.
+			walSeries := 0
+			for _, f := range families {
+				switch f.GetName() {
+				case "cdnapi_store_wal_bytes":
+					walSeries++
+				case "cdnapi_store_wal_limit_bytes":
+					walSeries++
+					if got := f.GetMetric()[0].GetGauge().GetValue(); got != 16<<20 {
+						t.Errorf("cdnapi_store_wal_limit_bytes = %v, want 16 MiB", got)
+					}
+				}
+			}
+			if want := map[bool]int{true: 2, false: 0}[tt.wal]; walSeries != want {
+				t.Errorf("%d WAL series, want %d", walSeries, want)
 			}
 		})
 	}

@@ -66,13 +66,18 @@ const baseStyle = `:root{color-scheme:light;--fg:#1f2328;--muted:#57606a;--line:
 	`.skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:1rem;background:#fff;padding:.5rem;z-index:9}`
 
 // csp returns the Content-Security-Policy that allows exactly style and,
-// when not empty, script: inline, by hash. connect-src 'self' lets the
+// when not empty, script: inline, by hash. connect-src 'self' lets a
 // script fetch the page it refreshes.
 func csp(style, script string) string {
 	p := "default-src 'none'; style-src " + hash(style)
 	if script != "" {
-		p += "; script-src " + hash(script) + "; connect-src 'self'"
+		p += "; script-src " + hash(script)
 	}
+	// connect-src 'self' on every page, scripted or not: a page without a
+	// script fetches nothing itself, but the tools that audit it from
+	// inside do, such as Lighthouse's check of /robots.txt, which
+	// default-src 'none' would block.
+	p += "; connect-src 'self'"
 	return p + "; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 }
 
