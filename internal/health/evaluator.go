@@ -155,12 +155,12 @@ func New(store Store, cfg Config) *Evaluator {
 	e.probed.Store(&map[string]cdnapi.Status{})
 	// The probes' failure counters exist from the start, at 0, so that an
 	// alert on their rate needs no `or vector(0)`: the store's always, a
-	// health URL's and a region's when configured.
+	// upload service's, the scanner's and a region's when configured.
 	cfg.Metrics.known(cdnapi.ComponentStorage)
-	if cfg.UploadHealthURL != "" {
+	if cfg.Upload != nil {
 		cfg.Metrics.known(cdnapi.ComponentUpload)
 	}
-	if cfg.VirusScanningHealthURL != "" {
+	if cfg.VirusScanning != nil {
 		cfg.Metrics.known(cdnapi.ComponentVirusScanning)
 	}
 	for _, p := range cfg.RegionProbes {

@@ -48,7 +48,8 @@ func (m *Metrics) known(component string) {
 // observe records one probe of component; a measurement of nothing probed
 // (no health URL) is not recorded.
 func (m *Metrics) observe(component string, ms measurement) {
-	if m == nil || (ms.took == 0 && ms.err == nil) {
+	// A component not deployed was not probed: no failure, no time.
+	if m == nil || ms.notDeployed || (ms.took == 0 && ms.err == nil) {
 		return
 	}
 	m.duration.WithLabelValues(component).Observe(ms.took.Seconds())

@@ -169,3 +169,21 @@ func regionGauges(t *testing.T, c prometheus.Collector) map[string]map[cdnapi.St
 	}
 	return out
 }
+
+// TestMetricsNotDeployed: a component the deployment does not have is not
+// probed, so it counts no failure and times no probe, round after round.
+func TestMetricsNotDeployed(t *testing.T) {
+	m := NewMetrics(prometheus.NewRegistry())
+	e := New(teststore.SQLite(t), Config{Now: fixedClock, Metrics: m})
+	for range 3 {
+		e.Evaluate(context.Background())
+	}
+	for _, c := range []string{cdnapi.ComponentUpload, cdnapi.ComponentVirusScanning} {
+		if got := testutil.ToFloat64(m.failures.WithLabelValues(c)); got != 0 {
+			t.Errorf("probe failures of %s, not deployed = %v, want 0", c, got)
+		}
+	}
+	if got := testutil.CollectAndCount(m.duration); got != 1 {
+		t.Errorf("%d probe latency series, want 1 (Storage's)", got)
+	}
+}
