@@ -279,8 +279,9 @@ func TestMissingDirectories(t *testing.T) {
 	}
 }
 
-// The README's backup examples run as written, under a root of the test's
-// own: into a directory that does not exist yet.
+// The backup examples (once the README's, now in docs/operating.md) run as
+// written, under a root of the test's own: into a directory that does not
+// exist yet.
 func TestBackupREADMEExamples(t *testing.T) {
 	root := t.TempDir()
 	live := filepath.Join(root, "var/lib/cdnapi")
@@ -288,13 +289,13 @@ func TestBackupREADMEExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustRunCmd(t, "", "seed", "--db", "sqlite:"+filepath.Join(live, "cdnapi.db"), "--files", "10")
-	readme, err := os.ReadFile("../../README.md")
+	doc, err := os.ReadFile("../../docs/operating.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	examples := regexp.MustCompile(`(?m)^cdnapi backup .*$`).FindAllString(string(readme), -1)
+	examples := regexp.MustCompile(`(?m)^cdnapi backup .*$`).FindAllString(string(doc), -1)
 	if len(examples) == 0 {
-		t.Fatal("README.md has no cdnapi backup example")
+		t.Fatal("docs/operating.md has no cdnapi backup example")
 	}
 	for i, ex := range examples {
 		// The shell runs the line as written (its $(date …) too), with
@@ -310,7 +311,7 @@ func TestBackupREADMEExamples(t *testing.T) {
 	}
 	copies, _ := filepath.Glob(filepath.Join(root, "var/backups/cdnapi/cdnapi-*.db"))
 	if len(copies) == 0 {
-		t.Errorf("the README's backup made no copy in /var/backups/cdnapi")
+		t.Errorf("the backup examples made no copy in /var/backups/cdnapi")
 	}
 }
 

@@ -12,21 +12,22 @@ import (
 	"github.com/cdnapi/cdnapi"
 )
 
-// The README's examples of loading data and of an origin, run as written
-// by sh in a folder of their own, with cdnapi this test binary (TestMain
-// turns it into the program).
+// The examples of an origin (in the README) and of loading data (in
+// docs/data.md), run as written by sh in a folder of their own, with cdnapi
+// this test binary (TestMain turns it into the program).
 
-// readmeBlocks returns the ```sh blocks of the README section under
-// heading, up to the next heading of its level or above.
-func readmeBlocks(t *testing.T, heading string) []string {
+// readmeBlocks returns the ```sh blocks of the section under heading in
+// file, a path from the repository's root (README.md, docs/data.md), up
+// to the next heading of level 2 or above.
+func readmeBlocks(t *testing.T, file, heading string) []string {
 	t.Helper()
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile(filepath.Join("../..", file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, section, ok := strings.Cut(string(readme), "\n"+heading+"\n")
 	if !ok {
-		t.Fatalf("README.md has no %q", heading)
+		t.Fatalf("%s has no %q", file, heading)
 	}
 	if i := strings.Index(section, "\n## "); i >= 0 {
 		section = section[:i]
@@ -36,7 +37,7 @@ func readmeBlocks(t *testing.T, heading string) []string {
 		blocks = append(blocks, m[1])
 	}
 	if len(blocks) == 0 {
-		t.Fatalf("README.md's %q has no sh example", heading)
+		t.Fatalf("%s's %q has no sh example", file, heading)
 	}
 	return blocks
 }
@@ -66,13 +67,13 @@ func commentPattern(comment string) *regexp.Regexp {
 	return regexp.MustCompile(`(?m)^` + strings.Join(parts, ".*") + `$`)
 }
 
-// TestOriginREADMEExample: the example of "An origin as the files list",
+// TestOriginREADMEExample: the README's example of "An origin as the files list",
 // line by line; each sync prints the summary its comment shows. The last
 // line, a sync that follows until stopped, is left out: TestFollow and
 // TestUp cover it.
 func TestOriginREADMEExample(t *testing.T) {
 	dir := t.TempDir()
-	blocks := readmeBlocks(t, "## An origin as the files list")
+	blocks := readmeBlocks(t, "README.md", "## An origin as the files list")
 	syncs := 0
 	for _, line := range strings.Split(blocks[0], "\n") {
 		command, comment, _ := strings.Cut(line, "#")
@@ -92,12 +93,13 @@ func TestOriginREADMEExample(t *testing.T) {
 	}
 }
 
-// TestLoadingDataREADMEExample: the examples of "Loading data", each block
+// TestLoadingDataREADMEExample: the examples of "Loading data" (moved
+// from the README to docs/data.md), each block
 // as one script: regions, files, assets (requests.ndjson.gz made of the
 // line its comment shows) and the operators' commands.
 func TestLoadingDataREADMEExample(t *testing.T) {
 	dir := t.TempDir()
-	blocks := readmeBlocks(t, "## Loading data")
+	blocks := readmeBlocks(t, "docs/data.md", "## Loading data")
 	if len(blocks) != 4 {
 		t.Fatalf("Loading data has %d sh examples; this test knows 4", len(blocks))
 	}
