@@ -152,7 +152,7 @@ func newServer(h http.Handler, logger *slog.Logger, draining *atomic.Bool) *http
 // start with its preface (h2c with prior knowledge, as load balancers and
 // gRPC-style clients do), beside HTTP/1.1 on the same port. net/http checks
 // for the preface once per connection, before its first request, so
-// HTTP/1.1 clients pay nothing measurable (README: HTTP/2).
+// HTTP/1.1 clients pay nothing measurable (docs/performance.md: HTTP/2).
 func serveUnencryptedHTTP2(srv *http.Server) {
 	var p http.Protocols
 	p.SetHTTP1(true)

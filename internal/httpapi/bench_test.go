@@ -9,7 +9,7 @@ import (
 
 // benchFiles is the number of files the page benchmarks seed: 100,000 by
 // default, so that they start quickly, or CDNAPI_BENCH_FILES, e.g. 1000000
-// for the figures of the README.
+// for the figures of docs/performance.md.
 func benchFiles(b *testing.B) int {
 	if s := os.Getenv("CDNAPI_BENCH_FILES"); s != "" {
 		n, err := strconv.Atoi(s)

@@ -37,7 +37,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Subsystem: "http",
 		Name:      "request_duration_seconds",
 		Help:      "Time to answer an HTTP request, by listener and route pattern.",
-		// Chosen from the measured distribution (README, "Metrics"): a page
+		// Chosen from the measured distribution (docs/operating.md, "Metrics"): a page
 		// from the page cache answers in a median 17 to 19µs (p90 38 to
 		// 83µs; the status document and 404s in 2 to 8µs), a page the
 		// cache misses in 25µs to 2ms, and a busy machine's tail reaches
