@@ -246,6 +246,9 @@ func (d *Deliverer) send(ctx context.Context, dl cdnapi.Delivery) (a cdnapi.Deli
 		a.Result = cdnapi.DeliveryDelivered
 	case res.StatusCode == http.StatusGone:
 		a.Result = cdnapi.DeliveryGone
+	case res.StatusCode >= 300 && res.StatusCode < 400:
+		// Only 307 and 308 are followed (see newClient).
+		a.Error = "redirect not followed: only 307 and 308 keep the POST"
 	}
 	return a
 }
