@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -80,6 +81,12 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 	}
 	if err := svc.listeners.listen(); err != nil {
 		return nil, err
+	}
+	// The admin listener shows metrics and profiles, and a profile costs
+	// CPU: said once, at start, where an operator looks.
+	if a, ok := svc.listeners.admin.l.Addr().(*net.TCPAddr); ok && !a.IP.IsLoopback() {
+		logger.Warn("the admin listener is not on a loopback address: whoever reaches it reads the metrics and takes profiles; "+
+			"bind --admin-addr to 127.0.0.1 or to a network only operators reach", "addr", a.String())
 	}
 
 	svc.status = health.New(st, health.Config{
