@@ -67,7 +67,8 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 		guard:    guard,
 		logger:   logger,
 		webhooks: deliverer,
-		streams:  httpapi.NewStatusStreams(httpapi.DefaultMaxStreams, httpapi.DefaultStreamHeartbeat),
+		streams: httpapi.NewStatusStreams(httpapi.DefaultMaxStreams, httpapi.DefaultStreamHeartbeat).
+			LimitPerClient(cfg.streamsPerClient, guard.clients),
 		draining: new(atomic.Bool),
 		drain:    drainPolicy{delay: cfg.shutdownDelay, timeout: cfg.shutdownTimeout},
 		listeners: listeners{
