@@ -87,6 +87,8 @@ func describe(err error) string {
 	switch {
 	case errors.Is(err, ErrRefusedAddress):
 		return "refused: private or loopback address"
+	case errors.Is(err, ErrNumericHost):
+		return "refused: a numeric host that is not a dotted-quad address"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
 	}
