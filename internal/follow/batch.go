@@ -18,7 +18,8 @@ type batch struct {
 	rejects [][]byte
 	at      []time.Time // when each asset's request was logged, for the delay histogram
 	lines   int64
-	skipped int64
+	skipped int64 // of which refused are nginx's own refusals
+	refused int64
 	newest  time.Time // the newest request's time; zero when none
 	pos     cdnapi.LogPosition
 	started time.Time // when its first line was read
@@ -119,6 +120,9 @@ func (f *follower) add(ctx context.Context, b *batch, line []byte, tooLong bool)
 		b.rejects = append(b.rejects, bytes.Clone(line))
 	case !req.Listed:
 		b.skipped++
+		if req.RefusedByNginx {
+			b.refused++
+		}
 	default:
 		b.assets = append(b.assets, req.Asset)
 		b.at = append(b.at, req.At)

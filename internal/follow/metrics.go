@@ -15,6 +15,7 @@ import (
 type Metrics struct {
 	linesRead   prometheus.Counter
 	lines       *prometheus.CounterVec
+	skipped     *prometheus.CounterVec
 	batches     prometheus.Counter
 	storeErrors prometheus.Counter
 	commitTime  prometheus.Histogram
@@ -35,6 +36,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "cdnapi_follow_lines_total",
 			Help: "Lines committed, by result: listed (an asset), skipped (valid, not a listed request) or rejected (invalid)."},
 			[]string{"result"}),
+		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cdnapi_follow_lines_skipped_total",
+			Help: "Lines committed as skipped, by reason: not_listed (a valid request the assets list does not show) or nginx_refused (a request nginx answered 4xx before the edge's server ran, such as 400 or 414: no region)."},
+			[]string{"reason"}),
 		batches: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "cdnapi_follow_batches_total", Help: "Batches committed."}),
 		storeErrors: prometheus.NewCounter(prometheus.CounterOpts{
@@ -59,7 +64,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, r := range []string{"listed", "skipped", "rejected"} {
 		m.lines.WithLabelValues(r)
 	}
-	reg.MustRegister(m.linesRead, m.lines, m.batches, m.storeErrors, m.commitTime, m.delay, m.position, lag)
+	for _, r := range []string{"not_listed", "nginx_refused"} {
+		m.skipped.WithLabelValues(r)
+	}
+	reg.MustRegister(m.linesRead, m.lines, m.skipped, m.batches, m.storeErrors, m.commitTime, m.delay, m.position, lag)
 	return m
 }
 
@@ -105,6 +113,8 @@ func (m *Metrics) committed(b *batch, p cdnapi.LogPosition, took time.Duration, 
 	listed := int64(len(b.assets))
 	m.lines.WithLabelValues("listed").Add(float64(listed))
 	m.lines.WithLabelValues("skipped").Add(float64(b.skipped))
+	m.skipped.WithLabelValues("not_listed").Add(float64(b.skipped - b.refused))
+	m.skipped.WithLabelValues("nginx_refused").Add(float64(b.refused))
 	m.lines.WithLabelValues("rejected").Add(float64(len(b.rejects)))
 	m.batches.Inc()
 	m.commitTime.Observe(took.Seconds())

@@ -1,0 +1,97 @@
+package follow_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cdnapi/cdnapi/internal/follow"
+	"github.com/cdnapi/cdnapi/internal/teststore"
+)
+
+// TestNginxRefusalsSkipped is issue 36's: nginx answers a request it
+// cannot read (400 for a bad request line, 414 for a URI too long) before
+// the server block sets $cdnapi_region, so its line has no region. Any
+// scanner wrote such lines, each counted as rejected, which fires a rejects
+// alert. They are valid lines of nginx's own making: skipped, counted
+// under the reason nginx_refused, and not written to the rejects file. A
+// line without a region that nginx did not refuse is still rejected.
+func TestNginxRefusalsSkipped(t *testing.T) {
+	st := newStore(t, teststore.Engines[0])
+	e := newEdge(t, t.TempDir())
+	var rejects strings.Builder
+	var mu sync.Mutex
+	cfg := fastConfig(e.path)
+	cfg.Rejects = writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return rejects.Write(p)
+	})
+	reg := prometheus.NewRegistry()
+	cfg.Metrics = follow.NewMetrics(reg)
+	now := time.Now().Unix()
+	refused := []string{
+		fmt.Sprintf(`{"request_id":"%032x","msec":%d.001,"region":"","request_method":"","uri":"","status":400,"body_bytes_sent":157,"upstream_cache_status":""}`, 9001, now),
+		fmt.Sprintf(`{"request_id":"%032x","msec":%d.002,"region":"","request_method":"GET","uri":"","status":414,"body_bytes_sent":169,"upstream_cache_status":""}`, 9002, now),
+	}
+	noRegion := fmt.Sprintf(`{"request_id":"%032x","msec":%d.003,"region":"","request_method":"GET","uri":"/f.bin","status":200,"body_bytes_sent":1,"upstream_cache_status":"MISS"}`, 9003, now)
+	e.log(1)
+	e.write(strings.Join(append(refused, noRegion), "\n") + "\n")
+	e.log(1)
+	stop := run(t, st, cfg)
+	waitFor(t, st, 2)
+	deadline := time.Now().Add(10 * time.Second)
+	lines := func(result string) float64 {
+		return counterValue(t, reg, "cdnapi_follow_lines_total", "result", result)
+	}
+	for lines("listed")+lines("skipped")+lines("rejected") < 5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("5 lines not committed within 10s: listed %v, skipped %v, rejected %v", lines("listed"), lines("skipped"), lines("rejected"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if got := lines("rejected"); got != 1 {
+		t.Errorf("rejected lines: %v, want 1 (the line with no region that nginx did not refuse)", got)
+	}
+	if got := lines("skipped"); got != 2 {
+		t.Errorf("skipped lines: %v, want nginx's 2 refusals", got)
+	}
+	if got := counterValue(t, reg, "cdnapi_follow_lines_skipped_total", "reason", "nginx_refused"); got != 2 {
+		t.Errorf("cdnapi_follow_lines_skipped_total{reason=nginx_refused} = %v, want 2", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if got := strings.TrimSuffix(rejects.String(), "\n"); got != noRegion {
+		t.Errorf("rejects file:\n%s\nwant only the line with no region nginx did not refuse", got)
+	}
+}
+
+// counterValue returns the value of the counter name{label=value} in reg,
+// 0 if there is none.
+func counterValue(t *testing.T, reg *prometheus.Registry, name, label, value string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
