@@ -101,6 +101,12 @@ func (f *follower) add(ctx context.Context, b *batch, line []byte, tooLong bool)
 	b.lines++
 	f.cfg.Metrics.lineRead()
 	if tooLong {
+		// Named in the log like any other rejected line, by its start:
+		// the rejects file keeps its first MaxLineBytes.
+		if len(b.rejects) == 0 { // one line of the log per batch is enough
+			f.log.Warn("rejected a line of the log", "err",
+				fmt.Sprintf("the line is longer than %d bytes", ingest.MaxLineBytes), "starts", string(line[:min(len(line), 80)]))
+		}
 		b.rejects = append(b.rejects, bytes.Clone(line))
 		return
 	}

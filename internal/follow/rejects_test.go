@@ -2,6 +2,7 @@ package follow_test
 
 import (
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -94,4 +95,47 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name, label, value str
 		}
 	}
 	return 0
+}
+
+// TestLongLineNamedInTheLog is issue 36's: a line over 64 KiB was rejected
+// without a word in the follower's log, unlike every other rejected line.
+func TestLongLineNamedInTheLog(t *testing.T) {
+	st := newStore(t, teststore.Engines[0])
+	e := newEdge(t, t.TempDir())
+	var logs lockedLog
+	cfg := fastConfig(e.path)
+	cfg.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	e.log(1)
+	e.write("LONG" + strings.Repeat("x", 70<<10) + "\n")
+	e.log(1)
+	run(t, st, cfg)
+	waitFor(t, st, 2)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "rejected a line of the log") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the long line is not named in the log within 10s:\n%s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s := logs.String(); !strings.Contains(s, "longer than 65536 bytes") || !strings.Contains(s, `"starts":"LONGxxx`) {
+		t.Errorf("the log says\n%s\nwant the long line named by its start and why it was rejected", s)
+	}
+}
+
+// lockedLog is a log destination for several goroutines.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
