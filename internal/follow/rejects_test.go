@@ -3,6 +3,8 @@ package follow_test
 import (
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -138,4 +140,53 @@ func (l *lockedLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestRejectsFileBounded is issue 36's: --rejects doubled the disk an
+// attacker could fill (1.8 GB of rejects next to a 1.9 GB log). The file
+// is rotated at its bound, once: at most twice the bound on disk, the
+// latest lines kept, each whole.
+func TestRejectsFileBounded(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "edge.rejects")
+	r, err := follow.OpenRejects(path, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := func(i int) string { return fmt.Sprintf("%03d %s\n", i, strings.Repeat("x", 95)) } // 100 bytes
+	for i := range 300 {
+		if n, err := r.Write([]byte(line(i))); err != nil || n != 100 {
+			t.Fatalf("write %d: %d, %v", i, n, err)
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := os.ReadFile(path + ".1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cur) > 1000 || len(old) > 1000 {
+		t.Errorf("%d and %d bytes on disk, want at most 1000 each", len(cur), len(old))
+	}
+	var want strings.Builder
+	for i := 280; i < 300; i++ {
+		want.WriteString(line(i))
+	}
+	if got := string(old) + string(cur); got != want.String() {
+		t.Errorf("the files hold\n%s\nwant the latest 20 lines, whole", got)
+	}
+	// Reopened, it goes on from its size.
+	r, err = follow.OpenRejects(path, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Write([]byte(line(300)))
+	r.Close()
+	if cur, _ := os.ReadFile(path); string(cur) != line(300) {
+		t.Errorf("after a reopen the file holds %q, want the new line alone (the full one rotated)", cur)
+	}
 }
