@@ -1,12 +1,14 @@
 package follow_test
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -89,6 +91,9 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name, label, value str
 			continue
 		}
 		for _, m := range f.GetMetric() {
+			if label == "" {
+				return m.GetCounter().GetValue()
+			}
 			for _, l := range m.GetLabel() {
 				if l.GetName() == label && l.GetValue() == value {
 					return m.GetCounter().GetValue()
@@ -188,5 +193,38 @@ func TestRejectsFileBounded(t *testing.T) {
 	r.Close()
 	if cur, _ := os.ReadFile(path); string(cur) != line(300) {
 		t.Errorf("after a reopen the file holds %q, want the new line alone (the full one rotated)", cur)
+	}
+}
+
+// TestRejectsBoundTheBatch is issue 36's: a flood of 15.6 KB invalid lines
+// took the follower from 95 to 243 MB, since a batch (up to 50,000 lines)
+// held a copy of every rejected line until its commit. A batch now holds
+// at most 4 MiB of them: 2,000 such lines (31 MB) go in at least 7
+// batches, not one, and every line still reaches the rejects file.
+func TestRejectsBoundTheBatch(t *testing.T) {
+	st := newStore(t, teststore.Engines[0])
+	e := newEdge(t, t.TempDir())
+	var rejected atomic.Int64
+	cfg := fastConfig(e.path)
+	cfg.StopAtEnd = true
+	cfg.BatchInterval = time.Hour // only a full batch, or the end, commits
+	cfg.Rejects = writerFunc(func(p []byte) (int, error) { rejected.Add(1); return len(p), nil })
+	reg := prometheus.NewRegistry()
+	cfg.Metrics = follow.NewMetrics(reg)
+	const n = 2000
+	bad := strings.Repeat("y", 15_600) + "\n"
+	e.write(strings.Repeat(bad, n))
+	e.log(1)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := follow.Run(ctx, st, cfg); err != nil {
+		t.Fatal(err)
+	}
+	if got := rejected.Load(); got != n {
+		t.Errorf("%d lines in the rejects file, want %d", got, n)
+	}
+	batches := counterValue(t, reg, "cdnapi_follow_batches_total", "", "")
+	if batches < 7 {
+		t.Errorf("%v batches for %d MB of rejected lines; want at least 7, each holding at most 4 MiB of them", batches, n*len(bad)>>20)
 	}
 }
