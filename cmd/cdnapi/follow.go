@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"text/tabwriter"
 	"time"
 
@@ -56,6 +55,7 @@ type followConfig struct {
 	arg           string // follow's FILE, or forget's STREAM
 	stream        string
 	rejects       string
+	rejectsMiB    int64
 	metricsAddr   string
 	batchLines    int
 	batchInterval time.Duration
@@ -73,6 +73,7 @@ func parseFollowConfig(env *environment, args []string) (followConfig, error) {
 	c.db = addStoreFlags(fs, bulkWrites)
 	fs.StringVar(&c.stream, "name", "", "the log's name in the store (default: the absolute path of FILE); give each edge's log its own")
 	fs.StringVar(&c.rejects, "rejects", "", "append each invalid line, as it was read, to this file")
+	fs.Int64Var(&c.rejectsMiB, "rejects-max-mib", 100, "the --rejects file's bound in MiB: past it the file is renamed FILE.1 (replacing the one before) and a new one begun, so rejects take at most twice this")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (empty: none)")
 	fs.IntVar(&c.batchLines, "batch-lines", follow.DefaultBatchLines, "commit at the latest when a batch holds this many lines")
 	fs.DurationVar(&c.batchInterval, "batch-interval", follow.DefaultBatchInterval, "commit at the latest when a batch's first line is this old")
@@ -98,6 +99,9 @@ func parseFollowConfig(env *environment, args []string) (followConfig, error) {
 		return c, usageError{"follow: want one FILE, list, or forget STREAM (see cdnapi follow --help)"}
 	}
 	c.verb, c.arg = "follow", args[0]
+	if c.rejectsMiB <= 0 {
+		return c, usageError{"follow: --rejects-max-mib must be positive"}
+	}
 	if c.batchLines <= 0 || c.batchInterval <= 0 || c.poll <= 0 {
 		return c, usageError{"follow: --batch-lines, --batch-interval and --poll-interval must be positive"}
 	}
@@ -134,7 +138,7 @@ func (c followConfig) follow(ctx context.Context, logger *slog.Logger) error {
 		StopAtEnd: c.once, Logger: logger,
 	}
 	if c.rejects != "" {
-		f, err := os.OpenFile(c.rejects, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		f, err := follow.OpenRejects(c.rejects, c.rejectsMiB<<20)
 		if err != nil {
 			return fmt.Errorf("follow: %w", err)
 		}

@@ -48,6 +48,9 @@ type guard struct {
 	apiStatus  func() cdnapi.Status
 	collectors []prometheus.Collector
 	keys       *auth.Verifier // nil: keys are not verified
+	// clients finds a request's client address, believing
+	// --trusted-proxies: the status streams count by it too.
+	clients *httpapi.ClientResolver
 }
 
 // build checks the flags and wires the key verifier, the limiter and the
@@ -72,6 +75,7 @@ func (f guardFlags) build(ctx context.Context, st cdnapi.KeyStore, logger *slog.
 		return nil, usageError{"--trusted-proxies: " + err.Error()}
 	}
 	cfg.Clients = httpapi.NewClientResolver(trusted)
+	g.clients = cfg.Clients
 
 	rate, burst := *f.rateLimit, *f.rateBurst
 	switch {

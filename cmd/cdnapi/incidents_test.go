@@ -65,3 +65,31 @@ func TestMaintenanceBecomesAnIncident(t *testing.T) {
 		t.Errorf("clear --message: %v, want a usage error", err)
 	}
 }
+
+// TestStatusMessageRefusesControls: --message is written into /status's
+// HTML and the incidents' JSON, so, like a name, it may hold no control
+// character (ESC and BS would rewrite a terminal's view of it; C1 as
+// well); the command fails as a usage error and writes nothing.
+func TestStatusMessageRefusesControls(t *testing.T) {
+	db := migratedDB(t, "status-message.db")
+	for _, msg := range []string{"red \x1b[31malert", "back\bspace", "tab\there", "line\nbreak", "del\x7f", "c1 \u0085 next line"} {
+		var stderr bytes.Buffer
+		err := run(context.Background(), []string{"status", "set", "API", "major_outage", "--message", msg, "--db", db},
+			getenvFrom(nil), strings.NewReader(""), io.Discard, &stderr)
+		if err == nil || !strings.Contains(err.Error(), "control character") {
+			t.Errorf("--message %q: %v, want a usage error about control characters", msg, err)
+		}
+	}
+	var stdout bytes.Buffer
+	if err := run(context.Background(), []string{"status", "--db", db}, getenvFrom(nil), strings.NewReader(""), &stdout, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "API             -") {
+		t.Errorf("status list after refused sets:\n%s\nwant API without a status", stdout.String())
+	}
+	// Text beyond ASCII is still a message.
+	if err := run(context.Background(), []string{"status", "set", "API", "major_outage", "--message", "Störung – café ☕", "--db", db},
+		getenvFrom(nil), strings.NewReader(""), io.Discard, io.Discard); err != nil {
+		t.Errorf("a message with accents and symbols: %v", err)
+	}
+}

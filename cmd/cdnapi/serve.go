@@ -45,6 +45,7 @@ type serveConfig struct {
 	shutdownDelay                time.Duration
 	pageCacheTTL                 time.Duration
 	h2c                          bool
+	streamsPerClient             int
 	assetRetention               time.Duration
 	pruneInterval                time.Duration
 	logFormat, logLevel          string
@@ -73,6 +74,8 @@ func parseServeConfig(env *environment, args []string) (serveConfig, error) {
 	fs.DurationVar(&c.shutdownDelay, "shutdown-delay", 0, "on SIGTERM, how long to keep serving with /readyz failing before closing the listeners, so load balancers notice first")
 	fs.DurationVar(&c.pageCacheTTL, "page-cache-ttl", 250*time.Millisecond, "how long a rendered list page is served again to requests for the same URL; 0 turns the cache off")
 	fs.BoolVar(&c.h2c, "h2c", true, "also speak HTTP/2 without TLS (h2c, prior knowledge) on the API and edge addresses; --h2c=false for HTTP/1.1 only")
+	fs.IntVar(&c.streamsPerClient, "stream-max-per-client", httpapi.DefaultMaxStreamsPerClient,
+		fmt.Sprintf("open status streams (/api/v1/status/stream) one client address may hold, of %d in all; an IPv6 client is its /64", httpapi.DefaultMaxStreams))
 	fs.DurationVar(&c.assetRetention, "asset-retention", defaultAssetRetention, "delete assets older than this in the background, in small batches; 0 keeps every asset")
 	fs.DurationVar(&c.pruneInterval, "prune-interval", retention.DefaultInterval, "how often assets past --asset-retention are deleted")
 	fs.StringVar(&c.logFormat, "log-format", "json", "log format: json or text")
@@ -105,6 +108,9 @@ func (c serveConfig) validate() error {
 	}
 	if c.pageCacheTTL < 0 || c.shutdownDelay < 0 {
 		return usageError{"--page-cache-ttl and --shutdown-delay must not be negative"}
+	}
+	if c.streamsPerClient < 1 {
+		return usageError{"--stream-max-per-client must be at least 1"}
 	}
 	if c.assetRetention < 0 || c.pruneInterval <= 0 {
 		return usageError{"--asset-retention must not be negative, and --prune-interval must be positive"}

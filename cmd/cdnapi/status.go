@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/cdnapi/cdnapi"
@@ -29,9 +30,10 @@ its end. A component without one is measured by serve.`,
 Puts a component into a status by hand, for example for maintenance. It holds
 until --until, given as a duration from now (--until 2h) or an RFC 3339 time,
 or until cleared. A status other than operational opens an incident on the
-status page, with --message as its text. Components: API, "Upload Service",
-Storage, "Virus Scanning". Statuses: operational, degraded_performance,
-partial_outage, major_outage, under_maintenance.`,
+status page, with --message as its text (one line, no control characters).
+Components: API, "Upload Service", Storage, "Virus Scanning". Statuses:
+operational, degraded_performance, partial_outage, major_outage,
+under_maintenance.`,
 	"clear": `status clear NAME  [--db DSN]
 
 Removes the status an operator set for a component; serve measures it again.`,
@@ -58,6 +60,12 @@ func runStatus(ctx context.Context, env *environment, args []string) error {
 	}
 	if utf8.RuneCountInString(*message) > maxMessage || !utf8.ValidString(*message) {
 		return usageError{fmt.Sprintf("status: --message must be valid UTF-8 of at most %d characters", maxMessage)}
+	}
+	// The message is written into /status's HTML and feed, and read on
+	// terminals: like a name, it holds no control character (ESC, BS,
+	// newlines, C1), which could redraw what is around it.
+	if strings.ContainsFunc(*message, unicode.IsControl) {
+		return usageError{"status: --message must not hold a control character (one line of text)"}
 	}
 	op.override.Message = *message
 	st, err := db.openMigrated(ctx)

@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/netip"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -17,12 +19,15 @@ import (
 	"github.com/cdnapi/cdnapi/internal/webhook"
 )
 
-const webhooksSynopsis = `webhooks add URL [--events TYPE,…] [--secret-file F] | list | remove ID | deliveries [ID] [--limit N]  [--db DSN]
+const webhooksSynopsis = `webhooks add URL [--events TYPE,…] [--secret-file F] [--webhook-allow-private] | list | remove ID | deliveries [ID] [--limit N]  [--db DSN]
 
 A webhook is told of every event of the types it subscribes to, by a POST
 signed as the Standard Webhooks specification says, from the serve
 processes (see serve --webhook-*). add prints the new webhook's secret once;
-list never shows it. deliveries lists the latest attempts, newest first.
+list never shows it. add refuses a target that serve would refuse: a private,
+loopback or link-local address, or a name resolving to one (resolved once,
+now), unless --webhook-allow-private; and a host that is a number but not a
+dotted-quad address (0x7f000001, 127.1), always. deliveries lists the latest attempts, newest first.
 Event types: incident.opened, incident.updated, incident.resolved,
 region.changed, file.quarantined (default: all).`
 
@@ -33,6 +38,7 @@ type webhooksConfig struct {
 	arg        string // add's URL, remove's ID, deliveries' webhook ID or ""
 	events     string
 	secretFile string
+	allowPriv  bool
 	limit      int
 	db         storeFlags
 	hook       cdnapi.Webhook // add's, made from the arguments
@@ -47,6 +53,7 @@ func parseWebhooksConfig(env *environment, args []string) (webhooksConfig, error
 	c.db = addStoreFlags(fs, fewWrites)
 	fs.StringVar(&c.events, "events", "", "add: comma-separated event types (default: all)")
 	fs.StringVar(&c.secretFile, "secret-file", "", "add: read the secret from this file (whsec_ and the base64 of 24 to 64 bytes) instead of making one")
+	fs.BoolVar(&c.allowPriv, "webhook-allow-private", false, "add: accept a target on a private, loopback or link-local address, as serve --webhook-allow-private delivers to one")
 	fs.IntVar(&c.limit, "limit", 50, "deliveries: how many attempts to show, 1 to 1000")
 	args, err := parseArgs(fs, args, env.getenv)
 	if err != nil {
@@ -83,6 +90,11 @@ func runWebhooks(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
+	if cfg.verb == "add" {
+		if err := checkWebhookTarget(ctx, env, cfg.hook.URL, cfg.allowPriv); err != nil {
+			return err
+		}
+	}
 	st, err := cfg.db.openMigrated(ctx)
 	if err != nil {
 		return err
@@ -101,6 +113,26 @@ func runWebhooks(ctx context.Context, env *environment, args []string) error {
 		return listDeliveries(ctx, env, hooks, cfg.arg, cfg.limit)
 	}
 	return listWebhooks(ctx, env, hooks)
+}
+
+// checkWebhookTarget refuses, as a usage error, a target that serve's
+// deliveries would refuse (see webhook.CheckTarget); a name that does not
+// resolve now is only warned of, since deliveries resolve it each time.
+func checkWebhookTarget(ctx context.Context, env *environment, target string, allowPrivate bool) error {
+	lookup := func(ctx context.Context, name string) ([]netip.Addr, error) {
+		return net.DefaultResolver.LookupNetIP(ctx, "ip", name)
+	}
+	err := webhook.CheckTarget(ctx, target, allowPrivate, lookup)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, webhook.ErrUnresolved):
+		fmt.Fprintf(env.stderr, "webhooks add: warning: %v; deliveries will resolve it each time\n", err)
+		return nil
+	case errors.Is(err, webhook.ErrRefusedAddress):
+		return usageError{"webhooks add: " + err.Error() + " (serve delivers there only with --webhook-allow-private; so does add)"}
+	}
+	return usageError{"webhooks add: " + err.Error()}
 }
 
 // addWebhook stores hook and prints it, with its secret, this once.

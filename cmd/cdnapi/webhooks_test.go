@@ -155,9 +155,11 @@ func (r *hookReceiver) waitEvent(t *testing.T, typ string, within time.Duration)
 }
 
 // addHook runs `webhooks add` for r on db and keeps the secret it prints.
+// The receiver is on loopback, which serve reaches with
+// --webhook-allow-private in these tests: add is told so too.
 func addHook(t *testing.T, r *hookReceiver, db string, args ...string) string {
 	t.Helper()
-	out, _ := mustRunCmd(t, "", append([]string{"webhooks", "add", r.URL + "/hooks?token=t0p", "--db", db}, args...)...)
+	out, _ := mustRunCmd(t, "", append([]string{"webhooks", "add", r.URL + "/hooks?token=t0p", "--webhook-allow-private", "--db", db}, args...)...)
 	var id string
 	for _, line := range strings.Split(out, "\n") {
 		k, v, _ := strings.Cut(line, " ")
@@ -515,5 +517,48 @@ func TestWebhooksCommand(t *testing.T) {
 	mustRunCmd(t, "", "webhooks", "remove", id, "--db", db)
 	if _, _, err := runCmd(t, "", "webhooks", "remove", id, "--db", db); err == nil || !strings.Contains(err.Error(), "there is no webhook") {
 		t.Errorf("second remove: %v", err)
+	}
+}
+
+// TestWebhooksAddChecksTarget is issue 36's: add refuses the targets that
+// serve's deliveries refuse, unless --webhook-allow-private, and a numeric
+// spelling of an address always; nothing refused is stored.
+func TestWebhooksAddChecksTarget(t *testing.T) {
+	db := migratedDB(t, "targets.db")
+	for _, tc := range []struct {
+		url   string
+		allow bool
+		ok    bool
+	}{
+		{"http://127.0.0.1:9/in", false, false},
+		{"http://[::1]/in", false, false},
+		{"http://10.0.0.7/in", false, false},
+		{"http://169.254.169.254/latest/meta-data", false, false},
+		{"http://localhost/in", false, false},
+		{"http://localhost./in", false, false},
+		{"http://0x7f000001/in", false, false},
+		{"http://2130706433/in", false, false},
+		{"http://127.1/in", false, false},
+		{"http://0x7f000001/in", true, false},
+		{"http://127.1/in", true, false},
+		{"http://127.0.0.1:9/in", true, true},
+		{"http://localhost./in", true, true},
+		{"http://93.184.216.34/in", false, true},
+	} {
+		args := []string{"webhooks", "add", tc.url, "--db", db}
+		if tc.allow {
+			args = append(args, "--webhook-allow-private")
+		}
+		_, _, err := runCmd(t, "", args...)
+		if tc.ok && err != nil {
+			t.Errorf("%v: %v, want it added", args, err)
+		}
+		if !tc.ok && (err == nil || !strings.Contains(err.Error(), "webhooks add: ")) {
+			t.Errorf("%v: %v, want a usage error", args, err)
+		}
+	}
+	list, _ := mustRunCmd(t, "", "webhooks", "list", "--db", db)
+	if n := strings.Count(list, "wh_"); n != 3 {
+		t.Errorf("list after the adds:\n%s\nwant the 3 accepted", list)
 	}
 }

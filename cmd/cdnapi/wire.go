@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -82,7 +83,8 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 		guard:    guard,
 		logger:   logger,
 		webhooks: deliverer,
-		streams:  httpapi.NewStatusStreams(httpapi.DefaultMaxStreams, httpapi.DefaultStreamHeartbeat),
+		streams: httpapi.NewStatusStreams(httpapi.DefaultMaxStreams, httpapi.DefaultStreamHeartbeat).
+			LimitPerClient(cfg.streamsPerClient, guard.clients),
 		draining: new(atomic.Bool),
 		drain:    drainPolicy{delay: cfg.shutdownDelay, timeout: cfg.shutdownTimeout},
 		listeners: listeners{
@@ -99,6 +101,12 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 	}
 	if err := svc.listeners.listen(); err != nil {
 		return nil, err
+	}
+	// The admin listener shows metrics and profiles, and a profile costs
+	// CPU: said once, at start, where an operator looks.
+	if a, ok := svc.listeners.admin.l.Addr().(*net.TCPAddr); ok && !a.IP.IsLoopback() {
+		logger.Warn("the admin listener is not on a loopback address: whoever reaches it reads the metrics and takes profiles; "+
+			"bind --admin-addr to 127.0.0.1 or to a network only operators reach", "addr", a.String())
 	}
 
 	svc.status = health.New(st, health.Config{

@@ -16,6 +16,7 @@ type Metrics struct {
 	linesRead   prometheus.Counter
 	lines       *prometheus.CounterVec
 	assets      *prometheus.CounterVec
+	skipped     *prometheus.CounterVec
 	batches     prometheus.Counter
 	storeErrors prometheus.Counter
 	commitTime  prometheus.Histogram
@@ -43,6 +44,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "cdnapi_follow_assets_total",
 			Help: "Assets committed, by region and cache status (HIT, MISS, …; \"\" for a request that did not go through the cache)."},
 			[]string{"region", "cache_status"}),
+		skipped: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cdnapi_follow_lines_skipped_total",
+			Help: "Lines committed as skipped, by reason: not_listed (a valid request the assets list does not show) or nginx_refused (a request nginx answered 4xx before the edge's server ran, such as 400 or 414: no region)."},
+			[]string{"reason"}),
 		batches: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "cdnapi_follow_batches_total", Help: "Batches committed."}),
 		storeErrors: prometheus.NewCounter(prometheus.CounterOpts{
@@ -67,7 +72,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, r := range []string{"listed", "skipped", "rejected"} {
 		m.lines.WithLabelValues(r)
 	}
-	reg.MustRegister(m.linesRead, m.lines, m.assets, m.batches, m.storeErrors, m.commitTime, m.delay, m.position, lag)
+	for _, r := range []string{"not_listed", "nginx_refused"} {
+		m.skipped.WithLabelValues(r)
+	}
+	reg.MustRegister(m.linesRead, m.lines, m.assets, m.skipped, m.batches, m.storeErrors, m.commitTime, m.delay, m.position, lag)
 	return m
 }
 
@@ -113,6 +121,8 @@ func (m *Metrics) committed(b *batch, p cdnapi.LogPosition, took time.Duration, 
 	listed := int64(len(b.assets))
 	m.lines.WithLabelValues("listed").Add(float64(listed))
 	m.lines.WithLabelValues("skipped").Add(float64(b.skipped))
+	m.skipped.WithLabelValues("not_listed").Add(float64(b.skipped - b.refused))
+	m.skipped.WithLabelValues("nginx_refused").Add(float64(b.refused))
 	m.lines.WithLabelValues("rejected").Add(float64(len(b.rejects)))
 	for _, a := range b.assets {
 		m.assets.WithLabelValues(a.Region, string(a.CacheStatus)).Inc()

@@ -235,19 +235,89 @@ func redactPath(path string) string {
 	return strings.Join(segments, "/")
 }
 
-// holdsKey reports whether s may hold an API key: "cdk_" in any case, as
-// it is or percent-encoded ("cdk%5F").
+// holdsKey reports whether s may hold an API key: "cdk_" in any case, or a
+// bare secret part of one (see keySecret), in s as it is or after
+// percent-decoding, up to three times over ("%63dk_", "%2563dk_").
 func holdsKey(s string) bool {
-	for i := 0; i+3 < len(s); i++ {
-		if s[i]|0x20 != 'c' || s[i+1]|0x20 != 'd' || s[i+2]|0x20 != 'k' {
-			continue
+	for range 4 {
+		if keyPrefix(s) || keySecret(s) {
+			return true
 		}
-		rest := s[i+3:]
-		if rest[0] == '_' || len(rest) >= 3 && rest[0] == '%' && rest[1] == '5' && rest[2]|0x20 == 'f' {
+		d, ok := percentDecode(s)
+		if !ok {
+			return false
+		}
+		s = d
+	}
+	return false
+}
+
+// keyPrefix reports whether s holds "cdk_" in any case.
+func keyPrefix(s string) bool {
+	for i := 0; i+3 < len(s); i++ {
+		if s[i]|0x20 == 'c' && s[i+1]|0x20 == 'd' && s[i+2]|0x20 == 'k' && s[i+3] == '_' {
 			return true
 		}
 	}
 	return false
+}
+
+// keySecret reports whether s holds a run of exactly 32 characters of
+// [A-Za-z0-9], the shape of the secret part of a key, that is not all
+// lower-case hex digits: those are a file's ID (a key's 32 random base62
+// characters are all lower-case hex with a chance of 1 in 10^18).
+func keySecret(s string) bool {
+	n, hex := 0, true
+	for i := 0; i <= len(s); i++ {
+		var c byte
+		if i < len(s) {
+			c = s[i]
+		}
+		switch {
+		case '0' <= c && c <= '9' || 'a' <= c && c <= 'f':
+			n++
+		case 'g' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			n++
+			hex = false
+		default:
+			if n == 32 && !hex {
+				return true
+			}
+			n, hex = 0, true
+		}
+	}
+	return false
+}
+
+// percentDecode decodes the %XX escapes of s, leaving a malformed one as it
+// is; it reports false if s has none to decode.
+func percentDecode(s string) (string, bool) {
+	i := strings.IndexByte(s, '%')
+	if i < 0 {
+		return s, false
+	}
+	b := make([]byte, 0, len(s))
+	b = append(b, s[:i]...)
+	decoded := false
+	for ; i < len(s); i++ {
+		if s[i] == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]) {
+			b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+			i += 2
+			decoded = true
+			continue
+		}
+		b = append(b, s[i])
+	}
+	return string(b), decoded
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'f' }
+
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c | 0x20 - 'a' + 10
 }
 
 // logUserAgent is the User-Agent as the access log shows it: cut to

@@ -192,3 +192,61 @@ func TestPublicRoutesCached(t *testing.T) {
 		t.Error("the status page did not show the storage outage at once")
 	}
 }
+
+// TestNoBareKeyInLogs is issue 36's: a key's 32 secret characters reached
+// the log when its "cdk_" was missing, or percent-encoded in a way other
+// than "%5F" ("%63dk_", or encoded twice), in the query, the path, the
+// User-Agent or the X-Request-Id. Decoded before matching, and a bare run
+// of a key's shape is redacted too; an ID of the API (a file's 32 hex
+// digits, a request's 20 characters) is not.
+func TestNoBareKeyInLogs(t *testing.T) {
+	e, k := newGuardedEnv(t, true, ratelimit.Policy{}, "")
+	secret := k.def[len("cdk_"):]
+	pct := func(s string) string { // every byte percent-encoded
+		var b strings.Builder
+		for i := 0; i < len(s); i++ {
+			fmt.Fprintf(&b, "%%%02X", s[i])
+		}
+		return b.String()
+	}
+	for _, target := range []string{
+		"/api/v1/files?limit=" + secret,
+		"/api/v1/files?limit=%63dk_" + secret,
+		"/api/v1/files?limit=%2563dk_" + secret, // encoded twice
+		"/api/v1/files?cursor=" + secret,
+		"/api/v1/files?whatever=1&" + secret,
+		"/api/v1/files?" + pct("cdk_"+secret) + "=1",
+		"/api/v1/files?limit=" + pct(secret),
+		"/api/v1/files/" + secret,
+		"/api/v1/files/%63dk_" + secret,
+		"/api/v1/files/x." + secret + ".png",
+	} {
+		e.do(t, onAPI, http.MethodGet, target, nil)
+	}
+	e.do(t, onAPI, http.MethodGet, "/api/v1/files", hdr("User-Agent", "client/1 ("+secret+")"))
+	e.do(t, onAPI, http.MethodGet, "/api/v1/files", hdr("X-Request-Id", secret))
+	e.do(t, onAPI, http.MethodGet, "/api/v1/files", hdr("X-Request-Id", "abc."+secret))
+	// Not keys: kept as they are.
+	fileID := "fil_" + strings.Repeat("0123456789abcdef", 2)
+	e.do(t, onAPI, http.MethodGet, "/api/v1/files/"+fileID, nil)
+	e.do(t, onAPI, http.MethodGet, "/api/v1/files", hdr("X-Request-Id", "req_ABCDEFGHIJ0123456789"))
+
+	logs := e.logs.String()
+	if n := len(e.logLines()); n < 15 {
+		t.Fatalf("%d access-log lines", n)
+	}
+	for i := 0; ; {
+		j := strings.Index(logs[i:], secret)
+		if j < 0 {
+			break
+		}
+		j += i
+		t.Errorf("the key's secret reached the log: …%s…", logs[max(0, j-200):min(len(logs), j+50)])
+		i = j + len(secret)
+	}
+	for _, kept := range []string{fileID, "req_ABCDEFGHIJ0123456789"} {
+		if !strings.Contains(logs, kept) {
+			t.Errorf("%s is not in the log: an ID of the API was taken for a key", kept)
+		}
+	}
+}

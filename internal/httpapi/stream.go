@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
@@ -14,8 +15,12 @@ const pathStatusStream = "/api/v1/status/stream"
 
 // The defaults of NewStatusStreams.
 const (
-	DefaultMaxStreams      = 500
-	DefaultStreamHeartbeat = 15 * time.Second
+	DefaultMaxStreams = 500
+	// DefaultMaxStreamsPerClient bounds the streams of one client address
+	// (an IPv6 /64), so that one client cannot hold every stream: a
+	// browser opens one per tab, an office behind one NAT a few dozen.
+	DefaultMaxStreamsPerClient = 20
+	DefaultStreamHeartbeat     = 15 * time.Second
 	// streamPoll is how often a stream looks at the evaluator's document,
 	// which is in memory: a change reaches the browser within it.
 	streamPoll = 100 * time.Millisecond
@@ -31,6 +36,11 @@ type StatusStreams struct {
 	done      chan struct{}
 	closeOnce sync.Once
 	heartbeat time.Duration
+
+	perClient int             // the most open streams of one client address
+	clients   *ClientResolver // finds it; nil believes the peer only
+	mu        sync.Mutex
+	open      map[string]int // open streams by client address
 }
 
 // NewStatusStreams returns the bound of max open streams (DefaultMaxStreams
@@ -44,7 +54,51 @@ func NewStatusStreams(max int, heartbeat time.Duration) *StatusStreams {
 	if heartbeat <= 0 {
 		heartbeat = DefaultStreamHeartbeat
 	}
-	return &StatusStreams{slots: make(chan struct{}, max), done: make(chan struct{}), heartbeat: heartbeat}
+	return &StatusStreams{slots: make(chan struct{}, max), done: make(chan struct{}), heartbeat: heartbeat,
+		perClient: min(DefaultMaxStreamsPerClient, max), open: map[string]int{}}
+}
+
+// LimitPerClient bounds the open streams of one client address to max
+// (DefaultMaxStreamsPerClient if max < 1), the address as clients finds it
+// (the peer's when clients is nil), an IPv6 one by its /64 as the rate
+// limits count it. Call it before serving.
+func (s *StatusStreams) LimitPerClient(max int, clients *ClientResolver) *StatusStreams {
+	if max < 1 {
+		max = DefaultMaxStreamsPerClient
+	}
+	s.perClient, s.clients = max, clients
+	return s
+}
+
+// clientKey is the address a stream counts against.
+func (s *StatusStreams) clientKey(r *http.Request) string {
+	addr, _ := s.clients.Resolve(r)
+	switch {
+	case !addr.IsValid():
+		return r.RemoteAddr
+	case addr.Is6():
+		return netip.PrefixFrom(addr, 64).Masked().String()
+	}
+	return addr.String()
+}
+
+// take counts a stream of client against its bound; false if it is full.
+func (s *StatusStreams) take(client string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open[client] >= s.perClient {
+		return false
+	}
+	s.open[client]++
+	return true
+}
+
+func (s *StatusStreams) release(client string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open[client]--; s.open[client] <= 0 {
+		delete(s.open, client)
+	}
 }
 
 // Close ends every open stream and refuses new ones. Call it when draining
@@ -54,6 +108,10 @@ func (s *StatusStreams) Close() { s.closeOnce.Do(func() { close(s.done) }) }
 // errTooManyStreams answers a stream over the bound.
 var errTooManyStreams = cdnapi.Errorf(cdnapi.CodeRateLimited, "",
 	"too many status streams are open; poll GET /api/v1/status instead, or retry later")
+
+// errTooManyClientStreams answers a stream over the bound of its client.
+var errTooManyClientStreams = cdnapi.Errorf(cdnapi.CodeRateLimited, "",
+	"too many status streams are open from your address; close one, or poll GET /api/v1/status instead")
 
 // handleStatusStream serves GET /api/v1/status/stream: an event "status"
 // with the status document (as GET /api/v1/status has it) at once, unless
@@ -79,6 +137,13 @@ func handleStatusStream(cfg Config, streams *StatusStreams) http.Handler {
 			return
 		default:
 		}
+		client := streams.clientKey(r)
+		if !streams.take(client) {
+			w.Header().Set("Retry-After", "10")
+			writeError(w, r, errTooManyClientStreams)
+			return
+		}
+		defer streams.release(client)
 		select {
 		case streams.slots <- struct{}{}:
 			defer func() { <-streams.slots }()

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -26,22 +27,32 @@ type sseEvent struct {
 type sseReader struct {
 	res    *http.Response
 	events chan sseEvent
+	cancel func() // closes the stream
 }
 
 func openStream(t *testing.T, url string, lastID string) *sseReader {
 	t.Helper()
+	if lastID != "" {
+		return openStreamWith(t, url, "Last-Event-ID", lastID)
+	}
+	return openStreamWith(t, url)
+}
+
+// openStreamWith opens a stream with the header's name and value pairs.
+func openStreamWith(t *testing.T, url string, header ...string) *sseReader {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+pathStatusStream, nil)
-	if lastID != "" {
-		req.Header.Set("Last-Event-ID", lastID)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { res.Body.Close() })
-	s := &sseReader{res: res, events: make(chan sseEvent, 100)}
+	s := &sseReader{res: res, events: make(chan sseEvent, 100), cancel: cancel}
 	if res.StatusCode != 200 {
 		return s
 	}
@@ -294,4 +305,69 @@ func TestStatusStreamMetrics(t *testing.T) {
 	if got := testutil.ToFloat64(e.metrics.requests.WithLabelValues("api", pathStatusStream, "200")); got != 1 {
 		t.Errorf("requests_total of the stream = %v, want 1", got)
 	}
+}
+
+// TestStatusStreamPerClient is issue 36's: one client could hold all 500
+// streams. By default an address may hold DefaultMaxStreamsPerClient (20)
+// of them, and the next is 429 rate_limited in the error's JSON, with
+// Retry-After, while other addresses still get theirs; a stream closed
+// frees its address's slot.
+func TestStatusStreamPerClient(t *testing.T) {
+	t.Run("default", func(t *testing.T) {
+		e, _, _ := streamEnv(t, 50, time.Minute)
+		for i := range 20 {
+			if s := openStream(t, e.apiURL, ""); s.res.StatusCode != 200 {
+				t.Fatalf("stream %d from one address: %d, want 200", i+1, s.res.StatusCode)
+			}
+		}
+		over := openStream(t, e.apiURL, "") // not e.get: a stream let through would never end
+		res := over.res
+		if res.StatusCode == 200 {
+			t.Fatal("the 21st stream from one address was let through: 200, want 429")
+		}
+		body, _ := io.ReadAll(io.LimitReader(res.Body, 4<<10))
+		var doc struct {
+			Error struct{ Type, Code, Message string }
+		}
+		if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" ||
+			json.Unmarshal(body, &doc) != nil || doc.Error.Code != "rate_limited" || !strings.Contains(doc.Error.Message, "your address") {
+			t.Errorf("the 21st stream from one address: %d %s, want 429 rate_limited for the address", res.StatusCode, body)
+		}
+	})
+	t.Run("by forwarded address", func(t *testing.T) {
+		e, streams, _ := streamEnv(t, 50, time.Minute)
+		trusted, _ := ParsePrefixes("127.0.0.0/8,::1")
+		_ = streams
+		_ = trusted
+		t.Skip("new API")
+		from := func(addr string) *sseReader { return openStreamWith(t, e.apiURL, "X-Forwarded-For", addr) }
+		a := from("192.0.2.1")
+		from("192.0.2.1")
+		if s := from("192.0.2.1"); s.res.StatusCode != http.StatusTooManyRequests {
+			t.Errorf("a third stream from 192.0.2.1: %d, want 429", s.res.StatusCode)
+		}
+		if s := from("192.0.2.2"); s.res.StatusCode != 200 {
+			t.Errorf("another address: %d, want 200", s.res.StatusCode)
+		}
+		// One IPv6 /64 is one client.
+		from("2001:db8:1:2::1")
+		from("2001:db8:1:2::2")
+		if s := from("2001:db8:1:2::3"); s.res.StatusCode != http.StatusTooManyRequests {
+			t.Errorf("a third stream from 2001:db8:1:2::/64: %d, want 429", s.res.StatusCode)
+		}
+		// A stream closed gives its slot back once its handler sees it.
+		a.cancel()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			s := from("192.0.2.1")
+			if s.res.StatusCode == 200 {
+				break
+			}
+			s.cancel()
+			if time.Now().After(deadline) {
+				t.Fatal("no slot for 192.0.2.1 within 5s of closing one of its streams")
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
 }

@@ -49,6 +49,11 @@ type EdgeRequest struct {
 	// Asset is set only then. See EdgeParser.Parse for which are.
 	Listed bool
 	Asset  cdnapi.Asset
+	// RefusedByNginx reports a request nginx refused before the edge's
+	// server block ran (400 for a request line it cannot read, 414 for a
+	// URI too long): its line has no region, and is valid but not
+	// listed. Scanners make many.
+	RefusedByNginx bool
 }
 
 // EdgeParser turns the lines of edges' access logs into assets. It is not
@@ -92,6 +97,15 @@ func (p *EdgeParser) Parse(line []byte) (EdgeRequest, error) {
 	region, ok := vals[edgeRegion].str()
 	if !ok {
 		return r, &FieldError{Field: "region", Want: wantRegionCode}
+	}
+	if region == "" {
+		// nginx answers a request it cannot read with a 4xx before the
+		// server block's `set $cdnapi_region` runs; its method and uri
+		// may be empty too. Anything else without a region is invalid.
+		if status, ok := vals[edgeStatus].int64(); ok && status >= 400 && status < 500 {
+			r.RefusedByNginx = true
+			return r, nil
+		}
 	}
 	method, ok := vals[edgeMethod].intern(httpMethods)
 	if !ok {

@@ -5,7 +5,6 @@ package origin
 import (
 	"encoding/binary"
 	"io/fs"
-	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -25,10 +24,12 @@ type folder struct {
 // entries a call.
 const folderBuffer = 32 << 10
 
-func openFolder(abs string, buf *[]byte) (*folder, error) {
-	fd, err := unix.Open(abs, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+// openFolder opens the folder rel beneath the origin rootFD, following no
+// symbolic link (see openBeneath).
+func openFolder(rootFD int, rel string, buf *[]byte) (*folder, error) {
+	fd, err := openBeneath(rootFD, rel, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: abs, Err: err}
+		return nil, &fs.PathError{Op: "open", Path: quoteName(rel), Err: err}
 	}
 	if *buf == nil {
 		*buf = make([]byte, folderBuffer)
@@ -80,18 +81,5 @@ func (f *folder) lstat(name []byte) (entryStat, error) {
 	if e != 0 {
 		return entryStat{}, e
 	}
-	return entryStat{typ: statType(st.Mode), size: st.Size, mtime: time.Unix(st.Mtim.Unix())}, nil
-}
-
-// statType is the type of a file as fs.FileMode tells it, from stat's mode.
-func statType(mode uint32) fs.FileMode {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFREG:
-		return 0
-	case unix.S_IFDIR:
-		return fs.ModeDir
-	case unix.S_IFLNK:
-		return fs.ModeSymlink
-	}
-	return fs.ModeDevice // or a pipe, a socket: special all the same
+	return statEntry(&st), nil
 }

@@ -3,33 +3,36 @@
 package origin
 
 import (
+	"io/fs"
 	"os"
-	"path/filepath"
+
+	"golang.org/x/sys/unix"
 )
 
 // folder reads the entries of one folder through the os package: the
 // portable way, for the systems folder_linux.go does not cover (cdnapi's
-// releases for darwin).
+// releases for darwin). The folder is opened as openBeneath opens, and its
+// entries are stated relative to it.
 type folder struct {
 	f     *os.File
-	abs   string
 	names []string
 	err   error // of reading the names: next returns it after them
 }
 
 const folderBuffer = 0
 
-func openFolder(abs string, _ *[]byte) (*folder, error) {
-	f, err := os.Open(abs)
+func openFolder(rootFD int, rel string, _ *[]byte) (*folder, error) {
+	fd, err := openBeneath(rootFD, rel, unix.O_RDONLY|unix.O_DIRECTORY)
 	if err != nil {
-		return nil, err
+		return nil, &fs.PathError{Op: "open", Path: quoteName(rel), Err: err}
 	}
+	f := os.NewFile(uintptr(fd), rel)
 	names, err := f.Readdirnames(-1)
 	if err != nil && len(names) == 0 {
 		f.Close()
 		return nil, err
 	}
-	return &folder{f: f, abs: abs, names: names, err: err}, nil
+	return &folder{f: f, names: names, err: err}, nil
 }
 
 func (f *folder) close() { f.f.Close() }
@@ -46,9 +49,9 @@ func (f *folder) next() ([]byte, error) {
 }
 
 func (f *folder) lstat(name []byte) (entryStat, error) {
-	fi, err := os.Lstat(filepath.Join(f.abs, string(name)))
-	if err != nil {
+	var st unix.Stat_t
+	if err := unix.Fstatat(int(f.f.Fd()), string(name), &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		return entryStat{}, err
 	}
-	return entryStat{typ: fi.Mode().Type(), size: fi.Size(), mtime: fi.ModTime()}, nil
+	return statEntry(&st), nil
 }

@@ -93,6 +93,8 @@ type Syncer struct {
 	o       Options
 	Skipped Skipped
 
+	beforeHash func(rel string) // a test's hook; nil outside tests
+
 	mu     sync.Mutex
 	state  *listState // what the list holds; nil until loaded
 	gen    uint64     // the number of the current pass

@@ -4,15 +4,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cdnapi/cdnapi"
 )
@@ -23,9 +23,10 @@ const hashBuffer = 256 << 10
 
 // found is a regular file the walk found, with what lstat told of it.
 type found struct {
-	rel   string
-	size  int64
-	mtime time.Time
+	rel      string
+	size     int64
+	mtime    time.Time
+	dev, ino uint64 // the file the walk saw, which hash must open
 }
 
 // job is a file to hash.
@@ -66,13 +67,21 @@ func (s *Syncer) pass(ctx context.Context, roots, paths []string, onDir func(str
 	loaded := s.state != nil
 	s.mu.Unlock()
 
+	// Every file and folder of the pass is opened beneath this (see
+	// openBeneath), never by its full path.
+	rootFD, err := openRoot(s.root)
+	if err != nil {
+		return res, nil, &os.PathError{Op: "open", Path: s.root, Err: err}
+	}
+	defer unix.Close(rootFD)
+
 	// The walk and, on the first pass, the loading of the list run at once.
 	founds := make(chan *batch, 256)
 	var complete bool
 	walked := make(chan struct{})
 	go func() {
 		defer close(walked)
-		complete = s.produce(roots, paths, founds, onDir)
+		complete = s.produce(rootFD, roots, paths, founds, onDir)
 	}()
 	if !loaded {
 		state, err := s.load(ctx)
@@ -99,7 +108,7 @@ func (s *Syncer) pass(ctx context.Context, roots, paths []string, onDir func(str
 				if ctx.Err() != nil {
 					continue // stopping: hash nothing more
 				}
-				results <- s.hash(j, buf)
+				results <- s.hash(rootFD, j, buf)
 			}
 		})
 	}
@@ -134,7 +143,8 @@ feed:
 					continue
 				}
 			}
-			todo = append(todo, job{found: found{rel: string(key[len(s.o.Project)+1:]), size: f.size, mtime: f.mtime}, id: k.id()})
+			todo = append(todo, job{found: found{rel: string(key[len(s.o.Project)+1:]), size: f.size, mtime: f.mtime,
+				dev: f.dev, ino: f.ino}, id: k.id()})
 		}
 		s.mu.Unlock()
 		for _, j := range todo {
@@ -200,30 +210,31 @@ func (s *Syncer) covers(roots, paths []string, rel string, complete bool) bool {
 	return false
 }
 
-// produce sends the regular files under roots and at paths to out, then
-// closes it. It reports whether it read everything it was to read.
-func (s *Syncer) produce(roots, paths []string, out chan<- *batch, onDir func(string)) bool {
+// produce sends the regular files under roots and at paths, beneath the
+// origin rootFD, to out, then closes it. It reports whether it read
+// everything it was to read.
+func (s *Syncer) produce(rootFD int, roots, paths []string, out chan<- *batch, onDir func(string)) bool {
 	complete := true
 	for _, r := range roots {
-		if !walk(s.root, r, out, onDir, &s.Skipped, s.o.Warn) {
+		if !walk(s.root, rootFD, r, out, onDir, &s.Skipped, s.o.Warn) {
 			complete = false
 		}
 	}
 	for _, rel := range paths {
-		fi, err := os.Lstat(filepath.Join(s.root, filepath.FromSlash(rel)))
+		st, err := lstatBeneath(rootFD, rel)
 		if err != nil {
-			if !os.IsNotExist(err) {
+			if !notThere(err) {
 				complete = false
 				s.o.Warn("cannot read " + quoteName(rel) + ": " + err.Error())
 			}
 			continue
 		}
-		if classify(path.Base(rel), fi.Mode().Type()) == keep && fi.Mode().IsRegular() {
+		if classify(path.Base(rel), st.typ) == keep && st.typ.IsRegular() {
 			b := &batch{}
 			if dir := path.Dir(rel); dir != "." {
 				b.dir = dir
 			}
-			b.add([]byte(path.Base(rel)), fi.Size(), fi.ModTime())
+			b.add([]byte(path.Base(rel)), st)
 			out <- b
 		}
 	}
@@ -232,15 +243,20 @@ func (s *Syncer) produce(roots, paths []string, out chan<- *batch, onDir func(st
 }
 
 // hash reads the file of j through buf and returns its checksum, with its
-// size and time as of the read. The file is opened without following a
-// symbolic link, and without blocking on a named pipe, either of which may
-// have replaced it since the walk; it must then not change while it is
-// read, and have stopped changing Settle before (see settled).
-func (s *Syncer) hash(j job, buf []byte) hashed {
+// size and time as of the read. The file is opened beneath the origin
+// rootFD without following a symbolic link at any name of its path (see
+// openBeneath), and without blocking on a named pipe, any of which may have
+// replaced it or a folder above it since the walk; it must be the very file
+// the walk saw (device and inode), must not change while it is read, and
+// must have stopped changing Settle before (see settled).
+func (s *Syncer) hash(rootFD int, j job, buf []byte) hashed {
 	h := hashed{job: j}
-	f, err := os.OpenFile(filepath.Join(s.root, filepath.FromSlash(j.rel)), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if s.beforeHash != nil {
+		s.beforeHash(j.rel)
+	}
+	fd, err := openBeneath(rootFD, j.rel, unix.O_RDONLY|unix.O_NONBLOCK)
 	if err != nil {
-		if os.IsNotExist(err) || errors.Is(err, syscall.ELOOP) {
+		if notThere(err) {
 			h.outcome = gone
 		} else {
 			h.outcome = failed
@@ -248,10 +264,19 @@ func (s *Syncer) hash(j job, buf []byte) hashed {
 		}
 		return h
 	}
+	f := os.NewFile(uintptr(fd), j.rel)
 	defer f.Close()
 	before, err := f.Stat()
 	if err != nil || !before.Mode().IsRegular() {
 		h.outcome = gone
+		return h
+	}
+	if st, ok := before.Sys().(*syscall.Stat_t); !ok || uint64(st.Dev) != j.dev || uint64(st.Ino) != j.ino {
+		// Another file took its place since the walk: it is not read
+		// now, but looked at again once settled, by its path beneath the
+		// origin.
+		s.o.Warn(quoteName(j.rel) + " was replaced since the walk saw it: looked at again later")
+		h.outcome, h.wait = busy, Settle
 		return h
 	}
 	h.size, h.mtime = before.Size(), before.ModTime()

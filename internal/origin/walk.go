@@ -15,9 +15,10 @@ import (
 
 // entryStat is what lstat tells of an entry of a folder.
 type entryStat struct {
-	typ   fs.FileMode
-	size  int64
-	mtime time.Time
+	typ      fs.FileMode
+	size     int64
+	mtime    time.Time
+	dev, ino uint64 // which file it is: the one hashed must be the same
 }
 
 // batch is regular files of one folder, as the walk found them: sent
@@ -31,18 +32,19 @@ type batch struct {
 }
 
 type batchFile struct {
-	end   int // the name is names[end of the file before : end]
-	size  int64
-	mtime time.Time
+	end      int // the name is names[end of the file before : end]
+	size     int64
+	mtime    time.Time
+	dev, ino uint64
 }
 
 // batchMax bounds the files of a batch, and so its memory, in a folder of
 // very many files.
 const batchMax = 1024
 
-func (b *batch) add(name []byte, size int64, mtime time.Time) {
+func (b *batch) add(name []byte, st entryStat) {
 	b.names = append(b.names, name...)
-	b.files = append(b.files, batchFile{end: len(b.names), size: size, mtime: mtime})
+	b.files = append(b.files, batchFile{end: len(b.names), size: st.size, mtime: st.mtime, dev: st.dev, ino: st.ino})
 }
 
 // walker lists the regular files under a folder of the origin, reading
@@ -52,6 +54,7 @@ func (b *batch) add(name []byte, size int64, mtime time.Time) {
 // those found and not read yet.
 type walker struct {
 	root    string
+	rootFD  int // the origin, which every folder is opened beneath
 	out     chan<- *batch
 	onDir   func(abs string) // called for every folder kept, before it is read; may be nil
 	skipped *Skipped
@@ -68,10 +71,11 @@ type walker struct {
 const walkParallel = 4
 
 // walk sends every regular file under rel ("" for the whole origin) to
-// out. It reports false if some folder or file could not be read, so that
-// what it did not see is not taken as gone.
-func walk(root, rel string, out chan<- *batch, onDir func(string), skipped *Skipped, warn func(string)) bool {
-	w := &walker{root: root, out: out, onDir: onDir, skipped: skipped, warn: warn, todo: []string{rel}}
+// out. root is the origin's path, rootFD the origin opened (see
+// openBeneath). It reports false if some folder or file could not be read,
+// so that what it did not see is not taken as gone.
+func walk(root string, rootFD int, rel string, out chan<- *batch, onDir func(string), skipped *Skipped, warn func(string)) bool {
+	w := &walker{root: root, rootFD: rootFD, out: out, onDir: onDir, skipped: skipped, warn: warn, todo: []string{rel}}
 	w.wake.L = &w.mu
 	var wg sync.WaitGroup
 	for range walkParallel {
@@ -114,7 +118,7 @@ func (w *walker) dir(rel string, buf *[]byte) (subs []string) {
 	if w.onDir != nil {
 		w.onDir(abs)
 	}
-	f, err := openFolder(abs, buf)
+	f, err := openFolder(w.rootFD, rel, buf)
 	if err != nil {
 		if rel != "" && (errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENOTDIR)) {
 			return nil // no longer a folder: replaced since its parent was read
@@ -150,7 +154,7 @@ func (w *walker) dir(rel string, buf *[]byte) (subs []string) {
 			subs = append(subs, path.Join(rel, string(name)))
 			continue
 		}
-		b.add(name, st.size, st.mtime)
+		b.add(name, st)
 		if len(b.files) == batchMax {
 			w.out <- b
 			b = &batch{dir: rel}

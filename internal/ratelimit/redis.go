@@ -36,6 +36,16 @@ const DefaultRedisCheckInterval = time.Second
 // machine) is not mistaken for an outage.
 const DefaultRedisCheckTimeout = 500 * time.Millisecond
 
+// DefaultRedisDownAfter is how many pings in a row must fail before Redis
+// is taken to be down: one slow ping on a busy machine is no outage, and
+// switching limits off for it opens them to whoever caused the load.
+const DefaultRedisDownAfter = 3
+
+// recheckAfter is the pause before the next ping after a failed one, while
+// the outage is not yet declared: a Redis that refuses connections is down
+// within DownAfter of them, about a tenth of a second.
+const recheckAfter = 50 * time.Millisecond
+
 // undecidedRetry is the Retry-After of a request refused because Redis did
 // not answer in time: long enough for a moment of load to pass.
 const undecidedRetry = time.Second
@@ -45,6 +55,7 @@ type RedisOptions struct {
 	Timeout       time.Duration // DefaultRedisTimeout
 	CheckInterval time.Duration // DefaultRedisCheckInterval
 	CheckTimeout  time.Duration // DefaultRedisCheckTimeout, at least Timeout
+	DownAfter     int           // failed pings in a row that make an outage; DefaultRedisDownAfter
 	Logger        *slog.Logger  // outages, once each; discarded if nil
 }
 
@@ -62,7 +73,8 @@ type RedisOptions struct {
 // It fails open only while Redis is down. A call that fails at once (the
 // connection refused or reset) lets the request through unchecked, and
 // counted, and asks Run to ping Redis with the longer CheckTimeout; when
-// that ping fails, the outage is logged once and reported by Status, and
+// DownAfter pings in a row fail (the ones after the first come at once),
+// the outage is logged once and reported by Status, and
 // while it lasts requests skip Redis, at no cost, until a ping finds it
 // answering again. A call that does not finish within the timeout (Redis
 // or this process too busy, every connection taken) decides nothing: that
@@ -84,6 +96,7 @@ type Redis struct {
 	timeout  time.Duration
 	every    time.Duration
 	checkTO  time.Duration
+	downAt   int // DownAfter
 	log      *slog.Logger
 
 	down  atomic.Bool
@@ -124,6 +137,9 @@ func NewRedis(url string, p Policy, opts RedisOptions) (*Redis, error) {
 		opts.CheckTimeout = DefaultRedisCheckTimeout
 	}
 	opts.CheckTimeout = max(opts.CheckTimeout, opts.Timeout)
+	if opts.DownAfter <= 0 {
+		opts.DownAfter = DefaultRedisDownAfter
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -149,6 +165,7 @@ func NewRedis(url string, p Policy, opts RedisOptions) (*Redis, error) {
 		timeout:  opts.Timeout,
 		every:    opts.CheckInterval,
 		checkTO:  opts.CheckTimeout,
+		downAt:   opts.DownAfter,
 		log:      opts.Logger,
 		check:    make(chan struct{}, 1),
 		refused:  refusals{until: map[string]refusal{}},
@@ -346,18 +363,26 @@ func (f *refusals) add(client string, now time.Time, retryAfter, reset time.Dura
 }
 
 // Run pings Redis every CheckInterval, and at once when a request failed,
-// until ctx ends, marking it down when it does not answer within
-// CheckTimeout and up when it does again.
+// until ctx ends, marking it down when DownAfter pings in a row do not
+// answer within CheckTimeout, and up when one does again. After a failed
+// ping, while the outage is not declared, the next one follows within
+// recheckAfter.
 func (r *Redis) Run(ctx context.Context) {
 	t := time.NewTicker(r.every)
 	defer t.Stop()
+	failures := 0 // pings failed in a row
 	for first := true; ; first = false {
 		if !first {
+			var recheck <-chan time.Time
+			if failures > 0 && failures < r.downAt {
+				recheck = time.After(min(recheckAfter, r.every))
+			}
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
 			case <-r.check:
+			case <-recheck:
 			}
 		}
 		pingCtx, cancel := context.WithTimeout(ctx, r.checkTO)
@@ -368,10 +393,15 @@ func (r *Redis) Run(ctx context.Context) {
 			return
 		case err != nil:
 			r.renewPinger()
-			r.failed(err)
-		case r.down.Load():
-			r.renewPool()
-			r.recovered()
+			if failures++; failures >= r.downAt {
+				r.failed(err)
+			}
+		default:
+			failures = 0
+			if r.down.Load() {
+				r.renewPool()
+				r.recovered()
+			}
 		}
 	}
 }

@@ -428,3 +428,58 @@ func TestRedisBackAfterRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestRedisOneSlowPing is issue 36's: on a busy machine one ping missed
+// its timeout while Redis was up, and that one ping switched the limits
+// off until the next. Here Redis stalls (CLIENT PAUSE) for longer than one
+// ping may wait but shorter than two: the ping a failed request asks for
+// times out, the next one, at once, is answered, and Redis is never taken
+// to be down: after the stall every request is decided by Redis, none let
+// through unchecked, and no outage is logged.
+func TestRedisOneSlowPing(t *testing.T) {
+	srv := redistest.Start(t)
+	var logs lockedBuffer
+	const checkTimeout = 200 * time.Millisecond
+	r := newRedis(t, srv.URL, Policy{Rate: 1, Burst: 5}, RedisOptions{
+		Timeout:       20 * time.Millisecond,
+		CheckInterval: time.Hour, // only a failed request, or a failed ping, makes Run ping
+		CheckTimeout:  checkTimeout,
+		Logger:        slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	waitStatus(t, r, cdnapi.StatusOperational)
+
+	admin := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer admin.Close()
+	const pause = checkTimeout * 3 / 2
+	if err := admin.Do(t.Context(), "CLIENT", "PAUSE", pause.Milliseconds(), "ALL").Err(); err != nil {
+		t.Fatal(err)
+	}
+	paused := time.Now()
+	// A request misses its 20ms and asks Run for a ping, which starts
+	// within the stall and runs out of its 200ms before the stall ends.
+	if d := r.Take(t.Context(), "ip:192.0.2.9", time.Now()); d.Allowed || !d.Limited {
+		t.Fatalf("during the stall: %+v, want refused, undecided", d)
+	}
+	time.Sleep(time.Until(paused.Add(pause)))
+	for try := 0; ; try++ {
+		d := r.Take(t.Context(), "ip:192.0.2.9", time.Now())
+		if !d.Limited {
+			t.Fatalf("after a stall of one ping's length: %+v, let through unchecked: the slow ping was taken for an outage\n%s", d, logs.String())
+		}
+		if d.Allowed { // decided by Redis
+			break
+		}
+		if try == 50 {
+			t.Fatal("after the stall, 50 requests were not decided by Redis")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if strings.Contains(logs.String(), "unreachable") || testutil.ToFloat64(r.unlimited) != 0 || testutil.ToFloat64(r.up) != 1 {
+		t.Errorf("one slow ping: unlimited %v, redis_up %v, log:\n%s; want no outage", testutil.ToFloat64(r.unlimited),
+			testutil.ToFloat64(r.up), logs.String())
+	}
+}

@@ -29,8 +29,9 @@ func refused(ip netip.Addr) bool {
 }
 
 // newClient returns the HTTP client of deliveries. It takes no proxy from
-// the environment, follows a redirect only to the same scheme, host and
-// port (at most 3), and, unless allowPrivate, refuses to connect to an
+// the environment, follows a redirect only if it is a 307 or 308 (which
+// keep the method and body) to the same scheme, host and port (at most 3),
+// and, unless allowPrivate, refuses to connect to an
 // internal address: the check runs on the address actually dialled, after
 // name resolution, so a name that resolves to one is refused too.
 func newClient(timeout time.Duration, allowPrivate bool) *http.Client {
@@ -57,6 +58,12 @@ func newClient(timeout time.Duration, allowPrivate bool) *http.Client {
 		Transport: transport,
 		Timeout:   timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			// After a 301, 302 or 303 the client would send an empty GET,
+			// whose 2xx would pass for a delivery: the 3xx is returned
+			// instead, and send counts it as a failed attempt.
+			if c := req.Response.StatusCode; c != http.StatusTemporaryRedirect && c != http.StatusPermanentRedirect {
+				return http.ErrUseLastResponse
+			}
 			first := via[0].URL
 			if req.URL.Scheme != first.Scheme || req.URL.Host != first.Host {
 				return fmt.Errorf("webhook: redirect to another host (%s) not followed", req.URL.Host)
@@ -80,6 +87,8 @@ func describe(err error) string {
 	switch {
 	case errors.Is(err, ErrRefusedAddress):
 		return "refused: private or loopback address"
+	case errors.Is(err, ErrNumericHost):
+		return "refused: a numeric host that is not a dotted-quad address"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
 	}

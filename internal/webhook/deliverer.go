@@ -231,6 +231,12 @@ func (d *Deliverer) send(ctx context.Context, dl cdnapi.Delivery) (a cdnapi.Deli
 	req.Header.Set(HeaderID, dl.Event.ID)
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(start.Unix(), 10))
 	req.Header.Set(HeaderSignature, Signature(key, dl.Event.ID, start, body))
+	// What checkHost refuses is refused before any dial, and so before
+	// any DNS query.
+	if _, err := checkHost(req.URL.Hostname(), d.cfg.AllowPrivate); err != nil {
+		a.Error = describe(err)
+		return a
+	}
 	res, err := d.client.Do(req)
 	if err != nil {
 		a.Error = describe(err)
@@ -246,6 +252,9 @@ func (d *Deliverer) send(ctx context.Context, dl cdnapi.Delivery) (a cdnapi.Deli
 		a.Result = cdnapi.DeliveryDelivered
 	case res.StatusCode == http.StatusGone:
 		a.Result = cdnapi.DeliveryGone
+	case res.StatusCode >= 300 && res.StatusCode < 400:
+		// Only 307 and 308 are followed (see newClient).
+		a.Error = "redirect not followed: only 307 and 308 keep the POST"
 	}
 	return a
 }

@@ -492,3 +492,88 @@ func TestQuarantineDelivered(t *testing.T) {
 		t.Errorf("outbox %+v (%v), want nothing pending", st, err)
 	}
 }
+
+// TestRedirects: a same-host redirect is followed only when it keeps the
+// POST and its body (307, 308). After a 301, 302 or 303 Go's client would
+// send an empty GET, whose 200 would have been recorded as delivered and
+// the event lost; instead the attempt fails with the redirect's status and
+// is retried. One receiver per code: its first request is redirected to
+// /moved, which accepts anything (as a careless receiver would), and any
+// later request to the hook is accepted if it is a valid, signed POST.
+func TestRedirects(t *testing.T) {
+	for _, code := range []int{301, 302, 303, 307, 308} {
+		t.Run(strconv.Itoa(code), func(t *testing.T) {
+			s := openStore(t)
+			var mu sync.Mutex
+			var hookRequests int
+			var moved []string // method and body length of each request to /moved
+			r := newReceiver(t, func(int) int { return 200 })
+			inner := r.Config.Handler
+			r.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				if req.URL.Path == "/moved" {
+					body, _ := io.ReadAll(req.Body)
+					mu.Lock()
+					moved = append(moved, fmt.Sprintf("%s %d", req.Method, len(body)))
+					mu.Unlock()
+					req.Body = io.NopCloser(strings.NewReader(string(body)))
+					if req.Method == http.MethodPost {
+						inner.ServeHTTP(w, req) // verified and recorded as the hook
+						return
+					}
+					w.WriteHeader(200) // the careless 200 to an empty GET
+					return
+				}
+				mu.Lock()
+				hookRequests++
+				first := hookRequests == 1
+				mu.Unlock()
+				if first {
+					http.Redirect(w, req, "/moved", code)
+					return
+				}
+				inner.ServeHTTP(w, req)
+			})
+			w := subscribe(t, s, r)
+			incident(t, s, "API", cdnapi.StatusMajorOutage)
+			start(t, s, testConfig())
+			waitFor(t, "an attempt recorded as delivered", 5*time.Second, func() bool {
+				a, _ := s.DeliveryAttempts(t.Context(), w.ID, 1)
+				return len(a) == 1 && a[0].Result == cdnapi.DeliveryDelivered
+			})
+			accepted, _, bad, _ := r.snapshot()
+			if len(bad) > 0 || len(accepted) != 1 {
+				t.Fatalf("recorded as delivered, but the receiver accepted %d events (refused: %v)", len(accepted), bad)
+			}
+			attempts, err := s.DeliveryAttempts(t.Context(), w.ID, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch code {
+			case 307, 308:
+				// Followed, with the method and the signed body.
+				if len(attempts) != 1 || attempts[0].Result != cdnapi.DeliveryDelivered || len(moved) != 1 ||
+					!strings.HasPrefix(moved[0], "POST ") || hookRequests != 1 {
+					t.Errorf("attempts %+v, requests to /moved %v, to the hook %d; want one delivered attempt, through one POST to /moved",
+						attempts, moved, hookRequests)
+				}
+			default:
+				// Not followed: the first attempt failed with the code, and
+				// the retry reached the hook.
+				if len(moved) != 0 {
+					t.Errorf("the redirect was followed: requests to /moved %v", moved)
+				}
+				if len(attempts) != 2 || attempts[1].Result != cdnapi.DeliveryFailed || attempts[1].StatusCode != code ||
+					!strings.Contains(attempts[1].Error, "redirect") || attempts[0].Result != cdnapi.DeliveryDelivered {
+					t.Errorf("attempts (newest first) %+v; want a failed %d, then delivered", attempts, code)
+				}
+			}
+			for id, n := range accepted {
+				if n != 1 {
+					t.Errorf("event %s accepted %d times", id, n)
+				}
+			}
+		})
+	}
+}
