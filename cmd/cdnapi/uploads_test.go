@@ -192,6 +192,27 @@ func (p *uploadRig) waitComponent(t *testing.T, v *apitest.Validator, name strin
 	}
 }
 
+// waitIncident waits until the status history holds an incident of the
+// named component.
+func (p *uploadRig) waitIncident(t *testing.T, v *apitest.Validator, component string, within time.Duration) {
+	t.Helper()
+	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+		_, body := get(t, v, p.serve.api+"/api/v1/status/incidents")
+		var page struct{ Data []struct{ Component string } }
+		if err := json.Unmarshal(body, &page); err != nil {
+			t.Fatal(err)
+		}
+		for _, inc := range page.Data {
+			if inc.Component == component {
+				return
+			}
+		}
+		if time.Since(start) > within {
+			t.Fatalf("no incident of %s within %v: %s", component, within, body)
+		}
+	}
+}
+
 // newKey runs `keys create` and returns the key and its id.
 func newKey(t testing.TB, db, project, scope string) (key, id string) {
 	t.Helper()
@@ -419,6 +440,8 @@ func TestUploadComponents(t *testing.T) {
 	if took > 2*interval+time.Second {
 		t.Errorf("Virus Scanning took %v to read major_outage, over two intervals of %v (and the probe's timeout)", took, interval)
 	}
+	// Like any component's, the change is in the status history.
+	p.waitIncident(t, v, cdnapi.ComponentVirusScanning, 30*time.Second)
 	waiting := []byte("uploaded while clamd was down")
 	if code, body := p.put(t, upKey, "/waiting.txt", waiting); code != http.StatusCreated {
 		t.Fatalf("PUT while clamd is down: %d %s", code, body)
@@ -446,6 +469,7 @@ func TestUploadComponents(t *testing.T) {
 	}
 	took = p.waitComponent(t, v, cdnapi.ComponentUpload, cdnapi.StatusMajorOutage, 30*time.Second)
 	t.Logf("upload server stopped: Upload Service major_outage after %v", took.Round(time.Millisecond))
+	p.waitIncident(t, v, cdnapi.ComponentUpload, 30*time.Second)
 	if err := p.upload.Start(); err != nil {
 		t.Fatal(err)
 	}
