@@ -26,6 +26,7 @@ func RunWebhooks(t *testing.T, newStore func(t *testing.T) WebhookStore) {
 	}{
 		{"AddListRemove", testWebhooksAddListRemove},
 		{"IncidentEvents", testIncidentEvents},
+		{"IncidentUpdatedAt", testIncidentUpdatedAt},
 		{"RegionEvents", testRegionEvents},
 		{"ClaimLeaseRetry", testClaimLeaseRetry},
 		{"GoneRemovesWebhook", testGoneRemovesWebhook},
@@ -160,6 +161,53 @@ func testIncidentEvents(t *testing.T, s WebhookStore) {
 	// One event, queued for each webhook that wants it, under one ID.
 	if got := claimAll(t, s, resolvedOnly); len(got) != 1 || got[0].Event.ID != ds[2].Event.ID {
 		t.Errorf("the resolved-only webhook claimed %+v, want the resolved event %s", got, ds[2].Event.ID)
+	}
+}
+
+// testIncidentUpdatedAt: an open incident's UpdatedAt moves exactly when an
+// incident event is written (a worse status, another message), and not
+// when it is re-reported, a better status or the same message, so that the
+// Atom feed and the webhooks tell of the same changes.
+func testIncidentUpdatedAt(t *testing.T, s WebhookStore) {
+	ctx := t.Context()
+	w := addHook(t, s, Hook(0))
+	at := func(sec int) time.Time { return Epoch.Add(time.Duration(sec) * time.Second) }
+	steps := []struct {
+		u       cdnapi.IncidentUpdate
+		event   cdnapi.EventType // "" for none
+		updated time.Time
+	}{
+		{cdnapi.IncidentUpdate{Status: cdnapi.StatusDegradedPerformance, At: at(0)}, cdnapi.EventIncidentOpened, at(0)},
+		{cdnapi.IncidentUpdate{Status: cdnapi.StatusDegradedPerformance, At: at(10)}, "", at(0)},
+		{cdnapi.IncidentUpdate{Status: cdnapi.StatusDegradedPerformance, Message: "Slow disks", At: at(20)}, cdnapi.EventIncidentUpdated, at(20)},
+		{cdnapi.IncidentUpdate{Status: cdnapi.StatusDegradedPerformance, Message: "Slow disks", At: at(30)}, "", at(20)},
+		{cdnapi.IncidentUpdate{Status: cdnapi.StatusPartialOutage, At: at(40)}, cdnapi.EventIncidentUpdated, at(40)},
+		{cdnapi.IncidentUpdate{Status: cdnapi.StatusDegradedPerformance, At: at(50)}, "", at(40)}, // better: the worst stays
+		{cdnapi.IncidentUpdate{Status: cdnapi.StatusDegradedPerformance, Message: "Replaced", At: at(60)}, cdnapi.EventIncidentUpdated, at(60)},
+		{cdnapi.IncidentUpdate{Status: cdnapi.StatusOperational, At: at(70)}, cdnapi.EventIncidentResolved, at(70)},
+	}
+	for i, step := range steps {
+		step.u.Component = cdnapi.ComponentStorage
+		if err := s.UpdateIncident(ctx, step.u); err != nil {
+			t.Fatal(err)
+		}
+		ds := claimAll(t, s, w)
+		switch {
+		case step.event == "" && len(ds) != 0:
+			t.Errorf("step %d: events %+v, want none", i, ds)
+		case step.event != "" && (len(ds) != 1 || ds[0].Event.Type != step.event):
+			t.Errorf("step %d: events %+v, want one %s", i, ds, step.event)
+		}
+		for _, d := range ds {
+			finish(t, s, d, cdnapi.DeliveryDelivered, time.Minute)
+		}
+		inc, err := s.ListIncidents(ctx, cdnapi.IncidentQuery{Limit: 1})
+		if err != nil || len(inc) != 1 {
+			t.Fatalf("step %d: ListIncidents = %+v, %v", i, inc, err)
+		}
+		if !inc[0].UpdatedAt.Equal(step.updated) {
+			t.Errorf("step %d (%+v): UpdatedAt %v, want %v", i, step.u, inc[0].UpdatedAt, step.updated)
+		}
 	}
 }
 
