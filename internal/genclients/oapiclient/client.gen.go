@@ -1635,10 +1635,14 @@ type ClientInterface interface {
 	// GetIncidentsFeed The newest 50 incidents as an Atom feed (RFC 4287).
 	//
 	// For feed readers: one entry per incident, newest first, whose
-	// `id` (`urn:cdnapi:incident:<id>`) never changes and whose `updated`
-	// is when it opened or, once resolved, when it resolved. `/status`
-	// links to it with `<link rel="alternate">`. Takes no parameters.
-	// Never cached.
+	// `id` (`<base>/status#<id>`, also its link) never changes and whose
+	// `updated` is its last change: opened, a worse status, a new
+	// message (the changes webhooks get as `incident.updated`), or
+	// resolved. An empty feed's `updated` is when the server started.
+	// Every link and id is absolute: `<base>` is the server's
+	// `--public-url`, else the scheme and `Host` of the request. `/` and
+	// `/status` link to it with `<link rel="alternate">`. Takes no
+	// parameters. Never cached.
 	//
 	// Corresponds with GET /api/v1/status/incidents.atom (the `GetIncidentsFeed` operationId).
 	GetIncidentsFeed(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2084,10 +2088,14 @@ func (c *Client) PreflightIncidents(ctx context.Context, reqEditors ...RequestEd
 // GetIncidentsFeed The newest 50 incidents as an Atom feed (RFC 4287).
 //
 // For feed readers: one entry per incident, newest first, whose
-// `id` (`urn:cdnapi:incident:<id>`) never changes and whose `updated`
-// is when it opened or, once resolved, when it resolved. `/status`
-// links to it with `<link rel="alternate">`. Takes no parameters.
-// Never cached.
+// `id` (`<base>/status#<id>`, also its link) never changes and whose
+// `updated` is its last change: opened, a worse status, a new
+// message (the changes webhooks get as `incident.updated`), or
+// resolved. An empty feed's `updated` is when the server started.
+// Every link and id is absolute: `<base>` is the server's
+// `--public-url`, else the scheme and `Host` of the request. `/` and
+// `/status` link to it with `<link rel="alternate">`. Takes no
+// parameters. Never cached.
 //
 // Corresponds with GET /api/v1/status/incidents.atom (the `GetIncidentsFeed` operationId).
 func (c *Client) GetIncidentsFeed(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3734,10 +3742,14 @@ type ClientWithResponsesInterface interface {
 	// GetIncidentsFeedWithResponse The newest 50 incidents as an Atom feed (RFC 4287).
 	//
 	// For feed readers: one entry per incident, newest first, whose
-	// `id` (`urn:cdnapi:incident:<id>`) never changes and whose `updated`
-	// is when it opened or, once resolved, when it resolved. `/status`
-	// links to it with `<link rel="alternate">`. Takes no parameters.
-	// Never cached.
+	// `id` (`<base>/status#<id>`, also its link) never changes and whose
+	// `updated` is its last change: opened, a worse status, a new
+	// message (the changes webhooks get as `incident.updated`), or
+	// resolved. An empty feed's `updated` is when the server started.
+	// Every link and id is absolute: `<base>` is the server's
+	// `--public-url`, else the scheme and `Host` of the request. `/` and
+	// `/status` link to it with `<link rel="alternate">`. Takes no
+	// parameters. Never cached.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7734,10 +7746,14 @@ func (c *ClientWithResponses) PreflightIncidentsWithResponse(ctx context.Context
 // GetIncidentsFeedWithResponse The newest 50 incidents as an Atom feed (RFC 4287).
 //
 // For feed readers: one entry per incident, newest first, whose
-// `id` (`urn:cdnapi:incident:<id>`) never changes and whose `updated`
-// is when it opened or, once resolved, when it resolved. `/status`
-// links to it with `<link rel="alternate">`. Takes no parameters.
-// Never cached.
+// `id` (`<base>/status#<id>`, also its link) never changes and whose
+// `updated` is its last change: opened, a worse status, a new
+// message (the changes webhooks get as `incident.updated`), or
+// resolved. An empty feed's `updated` is when the server started.
+// Every link and id is absolute: `<base>` is the server's
+// `--public-url`, else the scheme and `Host` of the request. `/` and
+// `/status` link to it with `<link rel="alternate">`. Takes no
+// parameters. Never cached.
 //
 // Returns a wrapper object for the known response body format(s).
 //

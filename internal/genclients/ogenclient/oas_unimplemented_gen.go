@@ -15,9 +15,12 @@ var _ Handler = UnimplementedHandler{}
 
 // GetIncidentsFeed implements getIncidentsFeed operation.
 //
-// For feed readers: one entry per incident, newest first, whose `id` (`urn:cdnapi:incident:<id>`)
-// never changes and whose `updated` is when it opened or, once resolved, when it resolved. `/status`
-// links to it with `<link rel="alternate">`. Takes no parameters. Never cached.
+// For feed readers: one entry per incident, newest first, whose `id` (`<base>/status#<id>`, also its
+// link) never changes and whose `updated` is its last change: opened, a worse status, a new message
+// (the changes webhooks get as `incident.updated`), or resolved. An empty feed's `updated` is when the
+// server started. Every link and id is absolute: `<base>` is the server's `--public-url`, else the
+// scheme and `Host` of the request. `/` and `/status` link to it with `<link rel="alternate">`. Takes
+// no parameters. Never cached.
 //
 // GET /api/v1/status/incidents.atom
 func (UnimplementedHandler) GetIncidentsFeed(ctx context.Context) (r GetIncidentsFeedRes, _ error) {
