@@ -27,6 +27,7 @@ func RunWebhooks(t *testing.T, newStore func(t *testing.T) WebhookStore) {
 		{"AddListRemove", testWebhooksAddListRemove},
 		{"IncidentEvents", testIncidentEvents},
 		{"IncidentUpdatedAt", testIncidentUpdatedAt},
+		{"RotateSecret", testRotateSecret},
 		{"RegionEvents", testRegionEvents},
 		{"ClaimLeaseRetry", testClaimLeaseRetry},
 		{"GoneRemovesWebhook", testGoneRemovesWebhook},
@@ -211,6 +212,53 @@ func testIncidentUpdatedAt(t *testing.T, s WebhookStore) {
 	}
 }
 
+// testRotateSecret: a rotation makes the new secret the webhook's and
+// keeps the old one, with the end of its grace, for the list and for each
+// claimed delivery; another rotation keeps only the last two secrets, one
+// with no grace none, and an unknown webhook is ErrNotFound.
+func testRotateSecret(t *testing.T, s WebhookStore) {
+	ctx := t.Context()
+	w := addHook(t, s, Hook(0))
+	other := addHook(t, s, Hook(1))
+	check := func(when, secret, previous string, until time.Time) {
+		t.Helper()
+		hooks, err := s.Webhooks(ctx)
+		if err != nil || len(hooks) != 2 {
+			t.Fatalf("%s: Webhooks = %+v, %v", when, hooks, err)
+		}
+		if g := hooks[0]; g.Secret != secret || g.PreviousSecret != previous || !g.PreviousUntil.Equal(until) {
+			t.Errorf("%s: webhook %+v, want secret %s, previous %q until %v", when, g, secret, previous, until)
+		}
+		if g := hooks[1]; g.Secret != other.Secret || g.PreviousSecret != "" || !g.PreviousUntil.IsZero() {
+			t.Errorf("%s: the other webhook changed: %+v", when, g)
+		}
+		must(t, s.UpdateIncident(ctx, cdnapi.IncidentUpdate{Component: "API", Status: cdnapi.StatusMajorOutage, At: Epoch}))
+		must(t, s.UpdateIncident(ctx, cdnapi.IncidentUpdate{Component: "API", Status: cdnapi.StatusOperational, At: Epoch}))
+		ds := claimAll(t, s, w)
+		if len(ds) != 2 {
+			t.Fatalf("%s: claimed %d deliveries, want 2", when, len(ds))
+		}
+		for _, d := range ds {
+			if d.Webhook.Secret != secret || d.Webhook.PreviousSecret != previous || !d.Webhook.PreviousUntil.Equal(until) {
+				t.Errorf("%s: delivery's webhook %+v", when, d.Webhook)
+			}
+			finish(t, s, d, cdnapi.DeliveryDelivered, time.Minute)
+		}
+	}
+	check("before", w.Secret, "", time.Time{})
+	second, third := cdnapi.NewWebhookSecret(), cdnapi.NewWebhookSecret()
+	until := Epoch.Add(24 * time.Hour)
+	must(t, s.RotateWebhookSecret(ctx, w.ID, second, until))
+	check("rotated", second, w.Secret, until)
+	must(t, s.RotateWebhookSecret(ctx, w.ID, third, until.Add(time.Hour)))
+	check("rotated again", third, second, until.Add(time.Hour))
+	must(t, s.RotateWebhookSecret(ctx, w.ID, w.Secret, time.Time{}))
+	check("rotated with no grace", w.Secret, "", time.Time{})
+	if err := s.RotateWebhookSecret(ctx, "wh_none", second, until); !errors.Is(err, cdnapi.ErrNotFound) {
+		t.Errorf("rotating an unknown webhook: %v, want ErrNotFound", err)
+	}
+}
+
 // testRegionEvents: a region's insert and each change of its status,
 // however written, is a region.changed event with the region's names.
 func testRegionEvents(t *testing.T, s WebhookStore) {
@@ -347,5 +395,12 @@ func testDeleteEventsBefore(t *testing.T, s WebhookStore) {
 	}
 	if n, err := s.DeleteEventsBefore(ctx, future, 100); err != nil || n != 2 {
 		t.Errorf("DeleteEventsBefore = %d, %v; want the event and its attempt", n, err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -267,11 +267,13 @@ type WebhookHandler interface {
 	// deduplicate), `webhook-timestamp` (Unix seconds of the attempt) and `webhook-signature` (`v1,` and
 	// the base64 of the HMAC-SHA256, keyed with the base64-decoded part of the secret after `whsec_`, of
 	// `<webhook-id>.<webhook-timestamp>.<body>`) let the receiver verify it with any Standard Webhooks
-	// library. An event is written in the same transaction as the change, and delivered at least once: a
-	// 2xx answer ends the delivery, a 410 removes the subscription, and anything else (or no answer within
-	// `--webhook-timeout`) is retried with exponential backoff and jitter for `--webhook-retry-for` (72
-	// hours by default). Redirects to another host are not followed. `incident.updated` means a worse
-	// status or a new operator message.
+	// library. Within the grace of a secret rotation (`cdnapi webhooks rotate-secret --grace`), the header
+	// holds two signatures separated by a space, by the new secret and the old, so a receiver holding
+	// either verifies it. An event is written in the same transaction as the change, and delivered at
+	// least once: a 2xx answer ends the delivery, a 410 removes the subscription, and anything else (or no
+	// answer within `--webhook-timeout`) is retried with exponential backoff and jitter for
+	// `--webhook-retry-for` (72 hours by default). Redirects to another host are not followed.
+	// `incident.updated` means a worse status or a new operator message.
 	//
 	ReceiveStatusEvent(ctx context.Context, req *ReceiveStatusEventReq, params ReceiveStatusEventParams) (ReceiveStatusEventRes, error)
 }
