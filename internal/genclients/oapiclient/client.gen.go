@@ -1537,6 +1537,9 @@ type ClientInterface interface {
 	// 204 with the methods (`GET, HEAD`) and request headers
 	// (`Authorization`, `If-None-Match`) that a browser may use, and how
 	// long it may remember them. Never authenticated or rate limited.
+	// The document is served on both addresses, so cdnapi never answers
+	// this preflight with an error; only Go's HTTP server does, for a
+	// request it refuses before any handler runs.
 	//
 	// Corresponds with OPTIONS /api/v1/openapi.json (the `PreflightOpenAPIDocument` operationId).
 	PreflightOpenAPIDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1890,6 +1893,9 @@ func (c *Client) HeadOpenAPIDocument(ctx context.Context, params *HeadOpenAPIDoc
 // 204 with the methods (`GET, HEAD`) and request headers
 // (`Authorization`, `If-None-Match`) that a browser may use, and how
 // long it may remember them. Never authenticated or rate limited.
+// The document is served on both addresses, so cdnapi never answers
+// this preflight with an error; only Go's HTTP server does, for a
+// request it refuses before any handler runs.
 //
 // Corresponds with OPTIONS /api/v1/openapi.json (the `PreflightOpenAPIDocument` operationId).
 func (c *Client) PreflightOpenAPIDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3624,6 +3630,9 @@ type ClientWithResponsesInterface interface {
 	// 204 with the methods (`GET, HEAD`) and request headers
 	// (`Authorization`, `If-None-Match`) that a browser may use, and how
 	// long it may remember them. Never authenticated or rate limited.
+	// The document is served on both addresses, so cdnapi never answers
+	// this preflight with an error; only Go's HTTP server does, for a
+	// request it refuses before any handler runs.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7568,6 +7577,9 @@ func (c *ClientWithResponses) HeadOpenAPIDocumentWithResponse(ctx context.Contex
 // 204 with the methods (`GET, HEAD`) and request headers
 // (`Authorization`, `If-None-Match`) that a browser may use, and how
 // long it may remember them. Never authenticated or rate limited.
+// The document is served on both addresses, so cdnapi never answers
+// this preflight with an error; only Go's HTTP server does, for a
+// request it refuses before any handler runs.
 //
 // Returns a wrapper object for the known response body format(s).
 //

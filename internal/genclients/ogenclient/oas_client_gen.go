@@ -203,10 +203,12 @@ type Invoker interface {
 	// PreflightOpenAPIDocument invokes preflightOpenAPIDocument operation.
 	//
 	// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
-	// browser may use, and how long it may remember them. Never authenticated or rate limited.
+	// browser may use, and how long it may remember them. Never authenticated or rate limited. The
+	// document is served on both addresses, so cdnapi never answers this preflight with an error; only
+	// Go's HTTP server does, for a request it refuses before any handler runs.
 	//
 	// OPTIONS /api/v1/openapi.json
-	PreflightOpenAPIDocument(ctx context.Context) (*Preflight, error)
+	PreflightOpenAPIDocument(ctx context.Context) (PreflightOpenAPIDocumentRes, error)
 	// PreflightRegions invokes preflightRegions operation.
 	//
 	// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
@@ -2747,15 +2749,17 @@ func (c *Client) sendPreflightIncidentsFeed(ctx context.Context) (res PreflightI
 // PreflightOpenAPIDocument invokes preflightOpenAPIDocument operation.
 //
 // 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
-// browser may use, and how long it may remember them. Never authenticated or rate limited.
+// browser may use, and how long it may remember them. Never authenticated or rate limited. The
+// document is served on both addresses, so cdnapi never answers this preflight with an error; only
+// Go's HTTP server does, for a request it refuses before any handler runs.
 //
 // OPTIONS /api/v1/openapi.json
-func (c *Client) PreflightOpenAPIDocument(ctx context.Context) (*Preflight, error) {
+func (c *Client) PreflightOpenAPIDocument(ctx context.Context) (PreflightOpenAPIDocumentRes, error) {
 	res, err := c.sendPreflightOpenAPIDocument(ctx)
 	return res, err
 }
 
-func (c *Client) sendPreflightOpenAPIDocument(ctx context.Context) (res *Preflight, err error) {
+func (c *Client) sendPreflightOpenAPIDocument(ctx context.Context) (res PreflightOpenAPIDocumentRes, err error) {
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("preflightOpenAPIDocument"),
 		semconv.HTTPRequestMethodKey.String("OPTIONS"),

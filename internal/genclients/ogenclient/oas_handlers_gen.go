@@ -3277,7 +3277,9 @@ func (s *Server) handlePreflightIncidentsFeedRequest(args [0]string, argsEscaped
 // handlePreflightOpenAPIDocumentRequest handles preflightOpenAPIDocument operation.
 //
 // 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
-// browser may use, and how long it may remember them. Never authenticated or rate limited.
+// browser may use, and how long it may remember them. Never authenticated or rate limited. The
+// document is served on both addresses, so cdnapi never answers this preflight with an error; only
+// Go's HTTP server does, for a request it refuses before any handler runs.
 //
 // OPTIONS /api/v1/openapi.json
 func (s *Server) handlePreflightOpenAPIDocumentRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -3350,7 +3352,7 @@ func (s *Server) handlePreflightOpenAPIDocumentRequest(args [0]string, argsEscap
 
 	var rawBody []byte
 
-	var response *Preflight
+	var response PreflightOpenAPIDocumentRes
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -3366,7 +3368,7 @@ func (s *Server) handlePreflightOpenAPIDocumentRequest(args [0]string, argsEscap
 		type (
 			Request  = struct{}
 			Params   = struct{}
-			Response = *Preflight
+			Response = PreflightOpenAPIDocumentRes
 		)
 		response, err = middleware.HookMiddleware[
 			Request,

@@ -182,10 +182,12 @@ type Handler interface {
 	// PreflightOpenAPIDocument implements preflightOpenAPIDocument operation.
 	//
 	// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
-	// browser may use, and how long it may remember them. Never authenticated or rate limited.
+	// browser may use, and how long it may remember them. Never authenticated or rate limited. The
+	// document is served on both addresses, so cdnapi never answers this preflight with an error; only
+	// Go's HTTP server does, for a request it refuses before any handler runs.
 	//
 	// OPTIONS /api/v1/openapi.json
-	PreflightOpenAPIDocument(ctx context.Context) (*Preflight, error)
+	PreflightOpenAPIDocument(ctx context.Context) (PreflightOpenAPIDocumentRes, error)
 	// PreflightRegions implements preflightRegions operation.
 	//
 	// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a

@@ -250,10 +250,12 @@ func (UnimplementedHandler) PreflightIncidentsFeed(ctx context.Context) (r Prefl
 // PreflightOpenAPIDocument implements preflightOpenAPIDocument operation.
 //
 // 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
-// browser may use, and how long it may remember them. Never authenticated or rate limited.
+// browser may use, and how long it may remember them. Never authenticated or rate limited. The
+// document is served on both addresses, so cdnapi never answers this preflight with an error; only
+// Go's HTTP server does, for a request it refuses before any handler runs.
 //
 // OPTIONS /api/v1/openapi.json
-func (UnimplementedHandler) PreflightOpenAPIDocument(ctx context.Context) (r *Preflight, _ error) {
+func (UnimplementedHandler) PreflightOpenAPIDocument(ctx context.Context) (r PreflightOpenAPIDocumentRes, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
