@@ -88,6 +88,20 @@ type Webhook struct {
 	Secret    string // WebhookSecretPrefix and base64 of 24 to 64 random bytes
 	Events    []EventType
 	CreatedAt time.Time
+	// PreviousSecret is the secret Secret replaced (RotateWebhookSecret),
+	// which signs each delivery too until PreviousUntil: the grace in
+	// which receivers move to the new one. "" when there is none.
+	PreviousSecret string
+	PreviousUntil  time.Time
+}
+
+// SigningSecrets returns the secrets that sign a delivery made at now:
+// Secret, and PreviousSecret while its grace lasts.
+func (w Webhook) SigningSecrets(now time.Time) []string {
+	if w.PreviousSecret != "" && now.Before(w.PreviousUntil) {
+		return []string{w.Secret, w.PreviousSecret}
+	}
+	return []string{w.Secret}
 }
 
 // Wants reports whether the webhook subscribes to events of type t.
@@ -218,6 +232,12 @@ type WebhookStore interface {
 	// RemoveWebhook removes the webhook and its waiting deliveries, or
 	// returns ErrNotFound.
 	RemoveWebhook(ctx context.Context, id string) error
+	// RotateWebhookSecret makes secret the webhook's Secret, and its
+	// Secret until then the PreviousSecret, which signs deliveries too
+	// until previousUntil (zero or past: not at all). A rotation within
+	// the grace of another replaces it: only the last two secrets sign.
+	// It returns ErrNotFound when there is no such webhook.
+	RotateWebhookSecret(ctx context.Context, id, secret string, previousUntil time.Time) error
 
 	// ClaimDeliveries claims up to limit deliveries of the webhook that are
 	// due, oldest first, counting an attempt for each and making it due

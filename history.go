@@ -46,6 +46,10 @@ type Incident struct {
 	// ResolvedAt is when the component was operational again; zero while
 	// the incident is open.
 	ResolvedAt time.Time
+	// UpdatedAt is the incident's last change: when it opened, reached a
+	// worse status, took another message or resolved. It moves with the
+	// incident.opened, incident.updated and incident.resolved events.
+	UpdatedAt time.Time
 }
 
 // Open reports whether the incident has not been resolved.

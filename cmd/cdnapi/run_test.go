@@ -331,6 +331,28 @@ func TestServeEnvironment(t *testing.T) {
 	}
 }
 
+// TestServePublicURL: serve --public-url (here CDNAPI_PUBLIC_URL) is the
+// base of the Atom feed's links, and the API address the / page names.
+func TestServePublicURL(t *testing.T) {
+	const public = "https://status.example.com"
+	s := startServe(t, map[string]string{"CDNAPI_PUBLIC_URL": public + "/"},
+		"--db", "sqlite:"+filepath.Join(t.TempDir(), "public.db"))
+	v := apitest.NewValidator(t)
+	_, feed := get(t, v, s.api+"/api/v1/status/incidents.atom")
+	if !bytes.Contains(feed, []byte(`<link rel="self" type="application/atom+xml" href="`+public+`/api/v1/status/incidents.atom">`)) {
+		t.Errorf("the feed's self link is not under %s: %s", public, feed)
+	}
+	res, err := http.Get(s.api + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if !bytes.Contains(page, []byte("<code>"+public+"</code>")) {
+		t.Errorf("/ does not name %s: %s", public, page)
+	}
+}
+
 func TestRunFailsClearly(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -359,6 +381,8 @@ func TestRunFailsClearly(t *testing.T) {
 		{"short secret", []string{"serve", "--db", db, "--cursor-secret", "short"}, nil, true, "16 bytes"},
 		{"bad project", []string{"serve", "--db", db, "--project", "a b"}, nil, true, "--project"},
 		{"bad log format", []string{"serve", "--log-format", "xml"}, nil, true, "log-format"},
+		{"relative public URL", []string{"serve", "--public-url", "/status"}, nil, true, "--public-url"},
+		{"public URL with a query", []string{"serve", "--public-url", "https://status.example.com/?a=1"}, nil, true, "--public-url"},
 		{"seed negative", []string{"seed", "--db", db, "--files", "-1"}, nil, true, "negative"},
 		{"seed bad now", []string{"seed", "--db", db, "--now", "yesterday"}, nil, true, "RFC 3339"},
 		{"status unknown component", []string{"status", "set", "Disk", "operational", "--db", db}, nil, true, `unknown component "Disk"`},

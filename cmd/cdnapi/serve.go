@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
@@ -41,6 +43,7 @@ type serveConfig struct {
 	statusInterval               time.Duration
 	regionProbes                 regionProbes
 	corsOrigins                  string
+	publicURL                    string
 	shutdownTimeout              time.Duration
 	shutdownDelay                time.Duration
 	pageCacheTTL                 time.Duration
@@ -70,6 +73,7 @@ func parseServeConfig(env *environment, args []string) (serveConfig, error) {
 	fs.DurationVar(&c.statusInterval, "status-interval", 5*time.Second, "how often component statuses are evaluated")
 	fs.Var(&c.regionProbes, "region-probe", regionProbeHelp)
 	fs.StringVar(&c.corsOrigins, "cors-origins", "*", "comma-separated origins allowed by CORS, or *")
+	fs.StringVar(&c.publicURL, "public-url", "", "base URL of the API address as readers reach it (https://status.example.com): the Atom feed's links and ids start with it; default: each request's scheme and Host")
 	fs.DurationVar(&c.shutdownTimeout, "shutdown-timeout", 20*time.Second, "how long shutdown waits for requests in flight")
 	fs.DurationVar(&c.shutdownDelay, "shutdown-delay", 0, "on SIGTERM, how long to keep serving with /readyz failing before closing the listeners, so load balancers notice first")
 	fs.DurationVar(&c.pageCacheTTL, "page-cache-ttl", 250*time.Millisecond, "how long a rendered list page is served again to requests for the same URL; 0 turns the cache off")
@@ -106,6 +110,9 @@ func (c serveConfig) validate() error {
 	if err := c.uploads.validate(); err != nil {
 		return err
 	}
+	if err := validatePublicURL(c.publicURL); err != nil {
+		return err
+	}
 	if c.pageCacheTTL < 0 || c.shutdownDelay < 0 {
 		return usageError{"--page-cache-ttl and --shutdown-delay must not be negative"}
 	}
@@ -117,6 +124,21 @@ func (c serveConfig) validate() error {
 	}
 	if c.webhooks != nil {
 		return c.webhooks.validate()
+	}
+	return nil
+}
+
+// validatePublicURL reports why u cannot be --public-url: it must be
+// empty, or an absolute http or https URL with a host and nothing after
+// its path (no query, fragment or user).
+func validatePublicURL(u string) error {
+	if u == "" {
+		return nil
+	}
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Hostname() == "" ||
+		p.User != nil || p.RawQuery != "" || p.Fragment != "" || strings.HasSuffix(u, "?") {
+		return usageError{fmt.Sprintf("--public-url %q: want an http:// or https:// URL with a host and no query, fragment or user", u)}
 	}
 	return nil
 }

@@ -30,6 +30,8 @@ func TestServerErrorsBeforeHandlers(t *testing.T) {
 		{"malformed header", "GET /api/v1/files HTTP/1.1\r\nHost: x\r\nNo colon\r\n\r\n", 400},
 		{"no Host", "GET /api/v1/files HTTP/1.1\r\n\r\n", 400},
 		{"header over 32 KiB", "GET /api/v1/files HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 40<<10) + "\r\n\r\n", 431},
+		// The 4XX that the OpenAPI document's preflight documents.
+		{"preflight, header over 32 KiB", "OPTIONS /api/v1/openapi.json HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 40<<10) + "\r\n\r\n", 431},
 		{"unsupported HTTP version", "GET /api/v1/files HTTP/2.5\r\nHost: x\r\n\r\n", 505},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 	"github.com/cdnapi/cdnapi/internal/webhook"
 )
 
-const webhooksSynopsis = `webhooks add URL [--events TYPE,…] [--secret-file F] [--webhook-allow-private] | list | remove ID | deliveries [ID] [--limit N]  [--db DSN]
+const webhooksSynopsis = `webhooks add URL [--events TYPE,…] [--secret-file F] [--webhook-allow-private] | list | remove ID | rotate-secret ID [--grace D] [--secret-file F] | deliveries [ID] [--limit N]  [--db DSN]
 
 A webhook is told of every event of the types it subscribes to, by a POST
 signed as the Standard Webhooks specification says, from the serve
@@ -27,18 +27,23 @@ processes (see serve --webhook-*). add prints the new webhook's secret once;
 list never shows it. add refuses a target that serve would refuse: a private,
 loopback or link-local address, or a name resolving to one (resolved once,
 now), unless --webhook-allow-private; and a host that is a number but not a
-dotted-quad address (0x7f000001, 127.1), always. deliveries lists the latest attempts, newest first.
+dotted-quad address (0x7f000001, 127.1), always. rotate-secret gives the
+webhook a new secret, printed once: for --grace (default 24h) the old one
+signs each delivery too, so receivers can move to the new one without
+failing one; after it, only the new one signs. deliveries lists the latest
+attempts, newest first.
 Event types: incident.opened, incident.updated, incident.resolved,
 region.changed, file.quarantined (default: all).`
 
 // webhooksConfig is what webhooks' arguments and their CDNAPI_* variables
 // say.
 type webhooksConfig struct {
-	verb       string // add, list, remove or deliveries
-	arg        string // add's URL, remove's ID, deliveries' webhook ID or ""
+	verb       string // add, list, remove, rotate-secret or deliveries
+	arg        string // add's URL, remove's and rotate-secret's ID, deliveries' webhook ID or ""
 	events     string
 	secretFile string
 	allowPriv  bool
+	grace      time.Duration
 	limit      int
 	db         storeFlags
 	hook       cdnapi.Webhook // add's, made from the arguments
@@ -52,8 +57,9 @@ func parseWebhooksConfig(env *environment, args []string) (webhooksConfig, error
 	fs := newFlagSet("webhooks", webhooksSynopsis, env.stdout)
 	c.db = addStoreFlags(fs, fewWrites)
 	fs.StringVar(&c.events, "events", "", "add: comma-separated event types (default: all)")
-	fs.StringVar(&c.secretFile, "secret-file", "", "add: read the secret from this file (whsec_ and the base64 of 24 to 64 bytes) instead of making one")
+	fs.StringVar(&c.secretFile, "secret-file", "", "add, rotate-secret: read the secret from this file (whsec_ and the base64 of 24 to 64 bytes) instead of making one")
 	fs.BoolVar(&c.allowPriv, "webhook-allow-private", false, "add: accept a target on a private, loopback or link-local address, as serve --webhook-allow-private delivers to one")
+	fs.DurationVar(&c.grace, "grace", defaultRotationGrace, "rotate-secret: how long the old secret signs deliveries too; 0 stops it at once")
 	fs.IntVar(&c.limit, "limit", 50, "deliveries: how many attempts to show, 1 to 1000")
 	args, err := parseArgs(fs, args, env.getenv)
 	if err != nil {
@@ -72,12 +78,22 @@ func parseWebhooksConfig(env *environment, args []string) (webhooksConfig, error
 		if !strings.HasPrefix(c.arg, cdnapi.WebhookIDPrefix) {
 			return c, usageError{fmt.Sprintf("webhooks remove: %q is not a webhook ID; IDs start with %q (see cdnapi webhooks list)", c.arg, cdnapi.WebhookIDPrefix)}
 		}
+	case len(args) == 2 && args[0] == "rotate-secret":
+		if !strings.HasPrefix(c.arg, cdnapi.WebhookIDPrefix) {
+			return c, usageError{fmt.Sprintf("webhooks rotate-secret: %q is not a webhook ID; IDs start with %q (see cdnapi webhooks list)", c.arg, cdnapi.WebhookIDPrefix)}
+		}
+		if c.grace < 0 || c.grace > maxRotationGrace {
+			return c, usageError{fmt.Sprintf("webhooks rotate-secret: --grace must be from 0 to %v", maxRotationGrace)}
+		}
+		if c.hook.Secret, err = readSecret("webhooks rotate-secret", c.secretFile); err != nil {
+			return c, err
+		}
 	case (len(args) == 1 || len(args) == 2) && args[0] == "deliveries":
 		if c.limit < 1 || c.limit > 1000 {
 			return c, usageError{"webhooks deliveries: --limit must be from 1 to 1000"}
 		}
 	default:
-		return c, usageError{"webhooks: want add URL, list, remove ID or deliveries [ID] (see cdnapi webhooks --help)"}
+		return c, usageError{"webhooks: want add URL, list, remove ID, rotate-secret ID or deliveries [ID] (see cdnapi webhooks --help)"}
 	}
 	c.verb = args[0]
 	return c, nil
@@ -109,6 +125,8 @@ func runWebhooks(ctx context.Context, env *environment, args []string) error {
 		return addWebhook(ctx, env, hooks, cfg.hook)
 	case "remove":
 		return removeWebhook(ctx, env, hooks, cfg.arg)
+	case "rotate-secret":
+		return rotateSecret(ctx, env, hooks, cfg.arg, cfg.hook.Secret, cfg.grace)
 	case "deliveries":
 		return listDeliveries(ctx, env, hooks, cfg.arg, cfg.limit)
 	}
@@ -156,6 +174,38 @@ func removeWebhook(ctx context.Context, env *environment, hooks cdnapi.WebhookSt
 	return nil
 }
 
+// The grace of rotate-secret: by default a day, long enough for a
+// receiver's owner to deploy the new secret; at most 30 days, as a secret
+// meant to be retired should not sign for long.
+const (
+	defaultRotationGrace = 24 * time.Hour
+	maxRotationGrace     = 30 * 24 * time.Hour
+)
+
+// rotateSecret gives the webhook id the secret, keeping its old one
+// signing for grace, and prints the new one this once.
+func rotateSecret(ctx context.Context, env *environment, hooks cdnapi.WebhookStore, id, secret string, grace time.Duration) error {
+	var until time.Time
+	if grace > 0 {
+		// Stored in whole seconds: rounded up, the grace is never shorter
+		// than asked.
+		until = time.Now().Add(grace + time.Second - 1).Truncate(time.Second)
+	}
+	if err := hooks.RotateWebhookSecret(ctx, id, secret, until); errors.Is(err, cdnapi.ErrNotFound) {
+		return fmt.Errorf("webhooks rotate-secret: there is no webhook %s (see cdnapi webhooks list)", id)
+	} else if err != nil {
+		return fmt.Errorf("webhooks rotate-secret: %w", err)
+	}
+	fmt.Fprintf(env.stdout, "id      %s\nsecret  %s\n", id, secret)
+	if until.IsZero() {
+		fmt.Fprintln(env.stdout, "old     no longer signs")
+	} else {
+		fmt.Fprintf(env.stdout, "old     signs too until %s\n", cdnapi.Timestamp(until))
+	}
+	fmt.Fprintln(env.stderr, "the secret above is shown only once; give it to the receiver before the old one stops signing")
+	return nil
+}
+
 // listDeliveries prints the latest limit delivery attempts, of the
 // webhook id or, for "", of every webhook.
 func listDeliveries(ctx context.Context, env *environment, hooks cdnapi.WebhookStore, id string, limit int) error {
@@ -174,9 +224,14 @@ func listWebhooks(ctx context.Context, env *environment, hooks cdnapi.WebhookSto
 		return fmt.Errorf("webhooks list: %w", err)
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tURL\tEVENTS\tCREATED")
+	fmt.Fprintln(tw, "ID\tURL\tEVENTS\tCREATED\tOLD SECRET SIGNS UNTIL")
+	now := time.Now()
 	for _, w := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", w.ID, w.URL, joinTypes(w.Events), cdnapi.Timestamp(w.CreatedAt))
+		until := "-"
+		if len(w.SigningSecrets(now)) > 1 {
+			until = cdnapi.Timestamp(w.PreviousUntil)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", w.ID, w.URL, joinTypes(w.Events), cdnapi.Timestamp(w.CreatedAt), until)
 	}
 	return tw.Flush()
 }
@@ -199,18 +254,25 @@ func newWebhook(url, events, secretFile string) (cdnapi.Webhook, error) {
 			}
 		}
 	}
-	w.Secret = cdnapi.NewWebhookSecret()
-	if secretFile != "" {
-		b, err := os.ReadFile(secretFile)
-		if err != nil {
-			return w, fmt.Errorf("webhooks add: --secret-file: %w", err)
-		}
-		w.Secret = strings.TrimSpace(string(b))
-		if _, err := cdnapi.WebhookSecretKey(w.Secret); err != nil {
-			return w, usageError{"webhooks add: --secret-file: " + err.Error()}
-		}
+	var err error
+	w.Secret, err = readSecret("webhooks add", secretFile)
+	return w, err
+}
+
+// readSecret returns a fresh secret, or the one in secretFile when given.
+func readSecret(verb, secretFile string) (string, error) {
+	if secretFile == "" {
+		return cdnapi.NewWebhookSecret(), nil
 	}
-	return w, nil
+	b, err := os.ReadFile(secretFile)
+	if err != nil {
+		return "", fmt.Errorf("%s: --secret-file: %w", verb, err)
+	}
+	secret := strings.TrimSpace(string(b))
+	if _, err := cdnapi.WebhookSecretKey(secret); err != nil {
+		return "", usageError{verb + ": --secret-file: " + err.Error()}
+	}
+	return secret, nil
 }
 
 func joinTypes(types []cdnapi.EventType) string {

@@ -508,13 +508,23 @@ func TestWebhooksCommand(t *testing.T) {
 		{"add", "https://x.example.com/", "--events", "incident.exploded"},
 		{"remove", "key_123"},
 		{"deliveries", "--limit", "0"},
+		{"rotate-secret", "key_123"},
+		{"rotate-secret", id, "--grace", "-1s"},
+		{"rotate-secret", id, "--grace", "800h"},
 		{"frobnicate"},
 	} {
 		if _, _, err := runCmd(t, "", append(append([]string{"webhooks"}, bad...), "--db", db)...); err == nil || !strings.Contains(err.Error(), "webhooks") {
 			t.Errorf("webhooks %v: %v, want a usage error", bad, err)
 		}
 	}
+	out, _ = mustRunCmd(t, "", "webhooks", "rotate-secret", id, "--grace", "0", "--db", db)
+	if !strings.Contains(out, "old     no longer signs") || strings.Contains(out, secret) {
+		t.Errorf("rotate-secret --grace 0 printed %q", out)
+	}
 	mustRunCmd(t, "", "webhooks", "remove", id, "--db", db)
+	if _, _, err := runCmd(t, "", "webhooks", "rotate-secret", id, "--db", db); err == nil || !strings.Contains(err.Error(), "there is no webhook") {
+		t.Errorf("rotating a removed webhook: %v", err)
+	}
 	if _, _, err := runCmd(t, "", "webhooks", "remove", id, "--db", db); err == nil || !strings.Contains(err.Error(), "there is no webhook") {
 		t.Errorf("second remove: %v", err)
 	}

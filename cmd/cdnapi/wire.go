@@ -157,6 +157,11 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 		Streams:       svc.streams,
 		APIURL:        baseURL(svc.listeners.api.l.Addr()),
 		EdgeURL:       baseURL(svc.listeners.edge.l.Addr()),
+		PublicURL:     cfg.publicURL,
+	}
+	if cfg.publicURL != "" {
+		// The pages name the API address as readers reach it.
+		httpCfg.APIURL = cfg.publicURL
 	}
 	svc.listeners.api.srv = newServer(httpapi.NewAPI(httpCfg), logger, svc.draining)
 	svc.listeners.edge.srv = newServer(httpapi.NewEdge(httpCfg), logger, svc.draining)

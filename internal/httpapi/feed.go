@@ -59,11 +59,47 @@ type atomCategory struct {
 	Term string `xml:"term,attr"`
 }
 
+// incidentsFeedHandler serves the feed through cache. Its links start with
+// the base URL feedBase gives; when that comes from the request's Host, the
+// Host is part of the cache key, so that no reader is given links to a
+// name another reader used.
+func incidentsFeedHandler(cache *pageCache, cfg Config) http.Handler {
+	render := renderIncidentsFeed(cfg)
+	return cache.handler(func(r *http.Request) (listRequest, error) {
+		key := pathIncidentsFeed + "?" + r.URL.RawQuery
+		if cfg.PublicURL == "" {
+			key += "#" + feedBase(cfg, r)
+		}
+		return listRequest{key: key, render: render}, nil
+	})
+}
+
+// feedBase returns the base URL of the feed's links and ids: the
+// configured public URL, else the scheme and Host the request came with
+// (a reader's own name for the service), else the API listener's address.
+func feedBase(cfg Config, r *http.Request) string {
+	if cfg.PublicURL != "" {
+		return strings.TrimSuffix(cfg.PublicURL, "/")
+	}
+	if r.Host == "" { // HTTP/1.0 without Host
+		return cfg.addresses().API
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
 // renderIncidentsFeed renders GET /api/v1/status/incidents.atom: the newest
 // incidents as an Atom feed. An entry's id stays the incident's for good,
-// and its updated is when it opened or, once resolved, when it resolved,
-// so readers show a resolution as an update of the same entry.
+// and its updated is the incident's last change (opened, worse, a new
+// message, resolved), so readers show each change the webhooks tell of as
+// an update of the same entry.
 func renderIncidentsFeed(cfg Config) render {
+	// An empty feed has changed last, as far as it can tell, when this
+	// process began to serve it: nothing it shows happened before.
+	started := time.Now().UTC().Truncate(time.Second)
 	return func(r *http.Request) (*representation, error) {
 		if err := parseNoQuery(r.URL.RawQuery); err != nil {
 			return nil, err
@@ -74,46 +110,55 @@ func renderIncidentsFeed(cfg Config) render {
 		if err != nil {
 			return nil, storeError(r, err)
 		}
-		return &representation{contentType: contentTypeAtom, cacheControl: cacheStatus, body: incidentsFeed(incidents)}, nil
+		body := incidentsFeed(feedBase(cfg, r), incidents, started)
+		return &representation{contentType: contentTypeAtom, cacheControl: cacheStatus, body: body}, nil
 	}
 }
 
-// incidentsFeed returns the Atom document of incidents, newest first.
-func incidentsFeed(incidents []cdnapi.Incident) []byte {
+// incidentsFeed returns the Atom document of incidents, newest first, with
+// every link and id an absolute URL under base: readers resolve no
+// relative reference the same way, and some drop them. empty is the
+// feed's updated when it has no entry.
+func incidentsFeed(base string, incidents []cdnapi.Incident, empty time.Time) []byte {
 	feed := atomFeed{
-		// A URN, not the feed's URL: the same feed is reached under
-		// several names (a load balancer's, each process's).
-		ID:     "urn:cdnapi:status:incidents",
+		// The feed's own URL, and each entry's the incident's place on
+		// the status page: IRIs that stay as long as the public URL does
+		// (serve --public-url), unlike the urn:cdnapi names they replace,
+		// which no registry knows.
+		ID:     base + pathIncidentsFeed,
 		Title:  "Incidents",
 		Author: atomPerson{Name: "cdnapi status"},
 		Links: []atomLink{
-			{Rel: "self", Type: "application/atom+xml", Href: pathIncidentsFeed},
-			{Rel: "alternate", Type: "text/html", Href: "/status"},
+			{Rel: "self", Type: "application/atom+xml", Href: base + pathIncidentsFeed},
+			{Rel: "alternate", Type: "text/html", Href: base + "/status"},
 		},
 	}
-	// The feed changed last when its newest change did; an empty feed
-	// never changed, which the Unix epoch says.
+	// The feed changed last when its newest entry did.
 	var newest time.Time
 	for _, i := range incidents {
-		updated := i.StartedAt
-		if !i.Open() {
-			updated = i.ResolvedAt
+		updated := i.UpdatedAt
+		if updated.IsZero() { // not written by a store that keeps it
+			updated = i.StartedAt
+			if !i.Open() {
+				updated = i.ResolvedAt
+			}
 		}
 		if updated.After(newest) {
 			newest = updated
 		}
+		link := base + "/status#" + i.ID
 		feed.Entries = append(feed.Entries, atomEntry{
-			ID:        "urn:cdnapi:incident:" + i.ID,
+			ID:        link,
 			Title:     incidentTitle(i),
 			Updated:   cdnapi.Timestamp(updated),
 			Published: cdnapi.Timestamp(i.StartedAt),
-			Link:      atomLink{Rel: "alternate", Type: "text/html", Href: "/status#" + i.ID},
+			Link:      atomLink{Rel: "alternate", Type: "text/html", Href: link},
 			Category:  atomCategory{Term: string(i.Status)},
 			Summary:   incidentSummary(i),
 		})
 	}
 	if newest.IsZero() {
-		newest = time.Unix(0, 0)
+		newest = empty
 	}
 	feed.Updated = cdnapi.Timestamp(newest)
 	b, _ := xml.MarshalIndent(feed, "", "  ") // strings only: cannot fail

@@ -27,10 +27,10 @@ func addAPIRoutes(rt *router, cfg Config) {
 	if cfg.History != nil {
 		rt.resource(pathIncidents, public.handler(incidentsRequest(cfg)))
 		rt.resource(pathUptime, cachedRender(public, pathUptime, true, nil, renderUptime(cfg)))
-		rt.resource(pathIncidentsFeed, cachedRender(public, pathIncidentsFeed, true, nil, renderIncidentsFeed(cfg)))
+		rt.resource(pathIncidentsFeed, incidentsFeedHandler(public, cfg))
 	}
 	rt.resource("/api/v1/openapi.json", handleOpenAPI(cfg.OpenAPI))
-	rt.resource("/{$}", handlePage(pages.Index(cfg.addresses())))
+	rt.resource("/{$}", handlePage(pages.Index(cfg.addresses(), cfg.History != nil)))
 	rt.resource("/docs", handlePage(pages.MustDocs(cfg.OpenAPI, cfg.addresses())))
 	rt.resource("/robots.txt", handleRobots())
 	rt.resource("/status", cachedRender(public, "/status", false, statusPageLive(cfg), renderStatusPage(cfg)))

@@ -81,6 +81,11 @@ type Config struct {
 	// reach them ("http://127.0.0.1:8080"), which the pages at / and /docs
 	// name and link to. Empty: the OpenAPI document's defaults.
 	APIURL, EdgeURL string
+	// PublicURL is the API listener's base URL as readers reach it from
+	// outside ("https://status.example.com"), which the Atom feed's links
+	// and ids start with. Empty: each request's own scheme and Host, so a
+	// reader gets back the name it used, and the ids change with it.
+	PublicURL string
 	// Guard, when set, wraps the handler of every resource of both public
 	// listeners, after method dispatch, so it sees only GET and HEAD:
 	// preflights, 404s and 405s never reach it. It is called once per route at

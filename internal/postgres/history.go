@@ -65,15 +65,20 @@ func (s *Store) UpdateIncident(ctx context.Context, u cdnapi.IncidentUpdate) err
 	var err error
 	if u.Status == cdnapi.StatusOperational {
 		_, err = s.primary.Exec(ctx,
-			`UPDATE incidents SET resolved_at = $1 WHERE component = $2 AND resolved_at IS NULL`,
+			`UPDATE incidents SET resolved_at = $1, updated_at = greatest($1, updated_at) WHERE component = $2 AND resolved_at IS NULL`,
 			wholeSecondUTC(u.At), u.Component)
 	} else {
-		_, err = s.primary.Exec(ctx, `INSERT INTO incidents (id, component, status, severity, message, started_at)
-			VALUES ($1, $2, $3, $4, $5, $6)
+		// updated_at moves exactly when the incidents_updated trigger
+		// writes incident.updated: on a worse status or another message.
+		_, err = s.primary.Exec(ctx, `INSERT INTO incidents (id, component, status, severity, message, started_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $6)
 			ON CONFLICT (component) WHERE resolved_at IS NULL DO UPDATE SET
 				status = CASE WHEN excluded.severity > incidents.severity THEN excluded.status ELSE incidents.status END,
 				severity = greatest(excluded.severity, incidents.severity),
-				message = coalesce(excluded.message, incidents.message)`,
+				message = coalesce(excluded.message, incidents.message),
+				updated_at = CASE WHEN excluded.severity > incidents.severity
+					OR excluded.message IS DISTINCT FROM incidents.message AND excluded.message IS NOT NULL
+					THEN greatest(excluded.updated_at, incidents.updated_at) ELSE incidents.updated_at END`,
 			cdnapi.NewIncidentID(), u.Component, string(u.Status), u.Status.Severity(), nullString(u.Message), wholeSecondUTC(u.At))
 	}
 	if err != nil {
@@ -82,7 +87,7 @@ func (s *Store) UpdateIncident(ctx context.Context, u cdnapi.IncidentUpdate) err
 	return nil
 }
 
-const incidentColumns = `id, component, status, message, started_at, resolved_at`
+const incidentColumns = `id, component, status, message, started_at, resolved_at, updated_at`
 
 // ListIncidents returns up to q.Limit incidents, newest first, after
 // q.After: a range scan of incidents_by_started.
@@ -137,8 +142,8 @@ func collectIncidents(rows pgx.Rows) ([]cdnapi.Incident, error) {
 		var i cdnapi.Incident
 		var msg *string
 		var resolved *time.Time
-		err := row.Scan(&i.ID, &i.Component, &i.Status, &msg, &i.StartedAt, &resolved)
-		i.Message, i.StartedAt = deref(msg), i.StartedAt.UTC()
+		err := row.Scan(&i.ID, &i.Component, &i.Status, &msg, &i.StartedAt, &resolved, &i.UpdatedAt)
+		i.Message, i.StartedAt, i.UpdatedAt = deref(msg), i.StartedAt.UTC(), i.UpdatedAt.UTC()
 		if resolved != nil {
 			i.ResolvedAt = resolved.UTC()
 		}

@@ -30,16 +30,18 @@ func (s *Store) AddWebhook(ctx context.Context, w cdnapi.Webhook) error {
 
 // Webhooks returns every webhook, oldest first.
 func (s *Store) Webhooks(ctx context.Context) ([]cdnapi.Webhook, error) {
-	rows, err := s.primary.Query(ctx, `SELECT id, url, secret, events, created_at FROM webhooks
-		ORDER BY created_at, id`)
+	rows, err := s.primary.Query(ctx, `SELECT id, url, secret, events, created_at, previous_secret, previous_until
+		FROM webhooks ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: webhooks: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (cdnapi.Webhook, error) {
 		var w cdnapi.Webhook
 		var events string
-		err := row.Scan(&w.ID, &w.URL, &w.Secret, &events, &w.CreatedAt)
+		var previous previousSecret
+		err := row.Scan(&w.ID, &w.URL, &w.Secret, &events, &w.CreatedAt, &previous.secret, &previous.until)
 		w.Events, w.CreatedAt = splitEventTypes(events), w.CreatedAt.UTC()
+		previous.set(&w)
 		return w, err
 	})
 	if err != nil {
@@ -61,6 +63,37 @@ func (s *Store) RemoveWebhook(ctx context.Context, id string) error {
 	return nil
 }
 
+// RotateWebhookSecret makes secret the webhook's, keeping the one it
+// replaces until previousUntil.
+func (s *Store) RotateWebhookSecret(ctx context.Context, id, secret string, previousUntil time.Time) error {
+	var until *time.Time
+	if !previousUntil.IsZero() {
+		t := wholeSecondUTC(previousUntil)
+		until = &t
+	}
+	tag, err := s.primary.Exec(ctx, `UPDATE webhooks SET previous_secret = CASE WHEN $1::timestamptz IS NULL THEN NULL ELSE secret END,
+		previous_until = $1, secret = $2 WHERE id = $3`, until, secret, id)
+	if err != nil {
+		return fmt.Errorf("postgres: rotate webhook secret: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return cdnapi.ErrNotFound
+	}
+	return nil
+}
+
+// previousSecret scans a webhook's previous_secret and previous_until.
+type previousSecret struct {
+	secret *string
+	until  *time.Time
+}
+
+func (p previousSecret) set(w *cdnapi.Webhook) {
+	if p.secret != nil && p.until != nil {
+		w.PreviousSecret, w.PreviousUntil = *p.secret, p.until.UTC()
+	}
+}
+
 // ClaimDeliveries claims up to limit due deliveries of the webhook in one
 // statement. FOR UPDATE SKIP LOCKED passes over the rows another process
 // is claiming at that moment, and the lease (next_at) keeps the claimed
@@ -75,7 +108,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, webhookID string, limit int
 		FROM due, webhooks w, events e
 		WHERE j.webhook_id = due.webhook_id AND j.event_seq = due.event_seq
 			AND w.id = j.webhook_id AND e.seq = j.event_seq
-		RETURNING w.id, w.url, w.secret, w.events, w.created_at, j.attempts, j.queued_at, `+eventColumns,
+		RETURNING w.id, w.url, w.secret, w.events, w.created_at, w.previous_secret, w.previous_until, j.attempts, j.queued_at, `+eventColumns,
 		webhookID, limit, lease.Milliseconds())
 	if err != nil {
 		return nil, fmt.Errorf("postgres: claim deliveries: %w", err)
@@ -84,9 +117,11 @@ func (s *Store) ClaimDeliveries(ctx context.Context, webhookID string, limit int
 		var d cdnapi.Delivery
 		var events string
 		var ev eventScan
+		var previous previousSecret
 		err := row.Scan(append([]any{&d.Webhook.ID, &d.Webhook.URL, &d.Webhook.Secret, &events,
-			&d.Webhook.CreatedAt, &d.Attempt, &d.Queued}, ev.dest()...)...)
+			&d.Webhook.CreatedAt, &previous.secret, &previous.until, &d.Attempt, &d.Queued}, ev.dest()...)...)
 		d.Webhook.Events, d.Webhook.CreatedAt, d.Queued = splitEventTypes(events), d.Webhook.CreatedAt.UTC(), d.Queued.UTC()
+		previous.set(&d.Webhook)
 		d.Event = ev.event()
 		return d, err
 	})

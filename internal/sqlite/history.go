@@ -60,15 +60,20 @@ func (s *Store) UpdateIncident(ctx context.Context, u cdnapi.IncidentUpdate) err
 	var err error
 	if u.Status == cdnapi.StatusOperational {
 		_, err = s.exec(ctx,
-			`UPDATE incidents SET resolved_at = ? WHERE component = ? AND resolved_at IS NULL`,
+			`UPDATE incidents SET resolved_at = ?1, updated_at = max(?1, updated_at) WHERE component = ?2 AND resolved_at IS NULL`,
 			u.At.Unix(), u.Component)
 	} else {
-		_, err = s.exec(ctx, `INSERT INTO incidents (id, component, status, severity, message, started_at)
-			VALUES (?, ?, ?, ?, ?, ?)
+		// updated_at moves exactly when the incidents_updated trigger
+		// writes incident.updated: on a worse status or another message.
+		_, err = s.exec(ctx, `INSERT INTO incidents (id, component, status, severity, message, started_at, updated_at)
+			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
 			ON CONFLICT (component) WHERE resolved_at IS NULL DO UPDATE SET
 				status = CASE WHEN excluded.severity > incidents.severity THEN excluded.status ELSE incidents.status END,
 				severity = max(excluded.severity, incidents.severity),
-				message = coalesce(excluded.message, incidents.message)`,
+				message = coalesce(excluded.message, incidents.message),
+				updated_at = CASE WHEN excluded.severity > incidents.severity
+					OR excluded.message IS NOT NULL AND excluded.message IS NOT incidents.message
+					THEN max(excluded.updated_at, incidents.updated_at) ELSE incidents.updated_at END`,
 			cdnapi.NewIncidentID(), u.Component, string(u.Status), u.Status.Severity(), nullString(u.Message), u.At.Unix())
 	}
 	if err != nil {
@@ -77,7 +82,7 @@ func (s *Store) UpdateIncident(ctx context.Context, u cdnapi.IncidentUpdate) err
 	return nil
 }
 
-const incidentColumns = `id, component, status, message, started_at, resolved_at`
+const incidentColumns = `id, component, status, message, started_at, resolved_at, updated_at`
 
 // ListIncidents returns up to q.Limit incidents, newest first, after
 // q.After.
@@ -116,10 +121,11 @@ func scanIncidents(rows *readRows) ([]cdnapi.Incident, error) {
 		var msg sql.NullString
 		var started int64
 		var resolved sql.NullInt64
-		if err := rows.Scan(&i.ID, &i.Component, &i.Status, &msg, &started, &resolved); err != nil {
+		var updated int64
+		if err := rows.Scan(&i.ID, &i.Component, &i.Status, &msg, &started, &resolved, &updated); err != nil {
 			return nil, fmt.Errorf("sqlite: incidents: %w", err)
 		}
-		i.Message, i.StartedAt = msg.String, unixTime(started)
+		i.Message, i.StartedAt, i.UpdatedAt = msg.String, unixTime(started), unixTime(updated)
 		if resolved.Valid {
 			i.ResolvedAt = unixTime(resolved.Int64)
 		}

@@ -287,8 +287,12 @@ func TestMigrationRebuildsEvents(t *testing.T) {
 		if err := s.AddWebhook(ctx, hook); err != nil {
 			return err
 		}
+		// Inserted as UpdateIncident did at this version, before 00015's
+		// updated_at; the trigger writes the events.
 		for _, c := range []string{"API", "Storage"} {
-			if err := s.UpdateIncident(ctx, cdnapi.IncidentUpdate{Component: c, Status: cdnapi.StatusMajorOutage, At: storetest.Epoch}); err != nil {
+			if _, err := s.write.ExecContext(ctx, `INSERT INTO incidents (id, component, status, severity, started_at)
+				VALUES (?, ?, ?, ?, ?)`, cdnapi.NewIncidentID(), c, cdnapi.StatusMajorOutage,
+				cdnapi.StatusMajorOutage.Severity(), storetest.Epoch.Unix()); err != nil {
 				return err
 			}
 		}

@@ -33,8 +33,8 @@ func (s *Store) AddWebhook(ctx context.Context, w cdnapi.Webhook) error {
 
 // Webhooks returns every webhook, oldest first.
 func (s *Store) Webhooks(ctx context.Context) ([]cdnapi.Webhook, error) {
-	rows, err := s.write.QueryContext(ctx, `SELECT id, url, secret, events, created_at FROM webhooks
-		ORDER BY created_at, id`)
+	rows, err := s.write.QueryContext(ctx, `SELECT id, url, secret, events, created_at, previous_secret, previous_until
+		FROM webhooks ORDER BY created_at, id`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: webhooks: %w", err)
 	}
@@ -44,10 +44,12 @@ func (s *Store) Webhooks(ctx context.Context) ([]cdnapi.Webhook, error) {
 		var w cdnapi.Webhook
 		var events string
 		var created int64
-		if err := rows.Scan(&w.ID, &w.URL, &w.Secret, &events, &created); err != nil {
+		var previous previousSecret
+		if err := rows.Scan(&w.ID, &w.URL, &w.Secret, &events, &created, &previous.secret, &previous.until); err != nil {
 			return nil, fmt.Errorf("sqlite: webhooks: %w", err)
 		}
 		w.Events, w.CreatedAt = splitEventTypes(events), unixTime(created)
+		previous.set(&w)
 		out = append(out, w)
 	}
 	if err := rows.Err(); err != nil {
@@ -69,6 +71,36 @@ func (s *Store) RemoveWebhook(ctx context.Context, id string) error {
 	return nil
 }
 
+// RotateWebhookSecret makes secret the webhook's, keeping the one it
+// replaces until previousUntil.
+func (s *Store) RotateWebhookSecret(ctx context.Context, id, secret string, previousUntil time.Time) error {
+	var until sql.NullInt64
+	if !previousUntil.IsZero() {
+		until = sql.NullInt64{Int64: previousUntil.Unix(), Valid: true}
+	}
+	res, err := s.write.ExecContext(ctx, `UPDATE webhooks SET previous_secret = CASE WHEN ?1 IS NULL THEN NULL ELSE secret END,
+		previous_until = ?1, secret = ?2 WHERE id = ?3`, until, secret, id)
+	if err != nil {
+		return fmt.Errorf("sqlite: rotate webhook secret: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return cdnapi.ErrNotFound
+	}
+	return nil
+}
+
+// previousSecret scans a webhook's previous_secret and previous_until.
+type previousSecret struct {
+	secret sql.NullString
+	until  sql.NullInt64
+}
+
+func (p previousSecret) set(w *cdnapi.Webhook) {
+	if p.secret.Valid && p.until.Valid {
+		w.PreviousSecret, w.PreviousUntil = p.secret.String, unixTime(p.until.Int64)
+	}
+}
+
 // ClaimDeliveries claims up to limit due deliveries of the webhook.
 func (s *Store) ClaimDeliveries(ctx context.Context, webhookID string, limit int, lease time.Duration) ([]cdnapi.Delivery, error) {
 	// Most polls find nothing due: a plain read says so without taking the
@@ -84,7 +116,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, webhookID string, limit int
 	var out []cdnapi.Delivery
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT w.id, w.url, w.secret, w.events, w.created_at,
-			j.attempts, j.queued_at, `+eventColumns+`
+			w.previous_secret, w.previous_until, j.attempts, j.queued_at, `+eventColumns+`
 			FROM webhook_jobs j JOIN webhooks w ON w.id = j.webhook_id JOIN events e ON e.seq = j.event_seq
 			WHERE j.webhook_id = ? AND j.next_at <= `+nowMillis+`
 			ORDER BY j.next_at, j.event_seq LIMIT ?`, webhookID, limit)
@@ -98,12 +130,14 @@ func (s *Store) ClaimDeliveries(ctx context.Context, webhookID string, limit int
 			var events string
 			var created, queued, seq int64
 			ev := eventScan{}
+			var previous previousSecret
 			dest := append([]any{&d.Webhook.ID, &d.Webhook.URL, &d.Webhook.Secret, &events, &created,
-				&d.Attempt, &queued, &seq}, ev.dest()...)
+				&previous.secret, &previous.until, &d.Attempt, &queued, &seq}, ev.dest()...)
 			if err := rows.Scan(dest...); err != nil {
 				return err
 			}
 			d.Webhook.Events, d.Webhook.CreatedAt = splitEventTypes(events), unixTime(created)
+			previous.set(&d.Webhook)
 			d.Attempt++
 			d.Queued = time.UnixMilli(queued).UTC()
 			d.Event = ev.event()

@@ -84,7 +84,8 @@ func testStatusChanges(t *testing.T, s cdnapi.Store) {
 
 // testIncidents: an incident opens when a component leaves operational,
 // keeps the worst status and the last message, resolves once, and there is
-// one open incident per component at most.
+// one open incident per component at most. Its UpdatedAt is its last
+// change; testIncidentUpdatedAt checks it against the events.
 func testIncidents(t *testing.T, s cdnapi.Store) {
 	ctx, h := t.Context(), history(t, s)
 	at := func(min int) time.Time { return Epoch.Add(time.Duration(min) * time.Minute) }
@@ -109,9 +110,11 @@ func testIncidents(t *testing.T, s cdnapi.Store) {
 		t.Fatal(err)
 	}
 	want := []cdnapi.Incident{
-		{Component: cdnapi.ComponentStorage, Status: cdnapi.StatusPartialOutage, Message: "disk full", StartedAt: at(7)},
-		{Component: cdnapi.ComponentUpload, Status: cdnapi.StatusUnderMaintenance, Message: "new disks", StartedAt: at(3)},
-		{Component: cdnapi.ComponentStorage, Status: cdnapi.StatusMajorOutage, StartedAt: at(1), ResolvedAt: at(5)},
+		{Component: cdnapi.ComponentStorage, Status: cdnapi.StatusPartialOutage, Message: "disk full", StartedAt: at(7), UpdatedAt: at(7)},
+		// Re-reported with no message: no change, updated stays at the start.
+		{Component: cdnapi.ComponentUpload, Status: cdnapi.StatusUnderMaintenance, Message: "new disks", StartedAt: at(3), UpdatedAt: at(3)},
+		// Worse at 2, not at 3; resolved at 5.
+		{Component: cdnapi.ComponentStorage, Status: cdnapi.StatusMajorOutage, StartedAt: at(1), ResolvedAt: at(5), UpdatedAt: at(5)},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("ListIncidents = %+v, want %d incidents", got, len(want))

@@ -26,6 +26,8 @@ func RunWebhooks(t *testing.T, newStore func(t *testing.T) WebhookStore) {
 	}{
 		{"AddListRemove", testWebhooksAddListRemove},
 		{"IncidentEvents", testIncidentEvents},
+		{"IncidentUpdatedAt", testIncidentUpdatedAt},
+		{"RotateSecret", testRotateSecret},
 		{"RegionEvents", testRegionEvents},
 		{"ClaimLeaseRetry", testClaimLeaseRetry},
 		{"GoneRemovesWebhook", testGoneRemovesWebhook},
@@ -160,6 +162,100 @@ func testIncidentEvents(t *testing.T, s WebhookStore) {
 	// One event, queued for each webhook that wants it, under one ID.
 	if got := claimAll(t, s, resolvedOnly); len(got) != 1 || got[0].Event.ID != ds[2].Event.ID {
 		t.Errorf("the resolved-only webhook claimed %+v, want the resolved event %s", got, ds[2].Event.ID)
+	}
+}
+
+// testIncidentUpdatedAt: an open incident's UpdatedAt moves exactly when an
+// incident event is written (a worse status, another message), and not
+// when it is re-reported, a better status or the same message, so that the
+// Atom feed and the webhooks tell of the same changes.
+func testIncidentUpdatedAt(t *testing.T, s WebhookStore) {
+	ctx := t.Context()
+	w := addHook(t, s, Hook(0))
+	at := func(sec int) time.Time { return Epoch.Add(time.Duration(sec) * time.Second) }
+	steps := []struct {
+		u       cdnapi.IncidentUpdate
+		event   cdnapi.EventType // "" for none
+		updated time.Time
+	}{
+		{cdnapi.IncidentUpdate{Status: cdnapi.StatusDegradedPerformance, At: at(0)}, cdnapi.EventIncidentOpened, at(0)},
+		{cdnapi.IncidentUpdate{Status: cdnapi.StatusDegradedPerformance, At: at(10)}, "", at(0)},
+		{cdnapi.IncidentUpdate{Status: cdnapi.StatusDegradedPerformance, Message: "Slow disks", At: at(20)}, cdnapi.EventIncidentUpdated, at(20)},
+		{cdnapi.IncidentUpdate{Status: cdnapi.StatusDegradedPerformance, Message: "Slow disks", At: at(30)}, "", at(20)},
+		{cdnapi.IncidentUpdate{Status: cdnapi.StatusPartialOutage, At: at(40)}, cdnapi.EventIncidentUpdated, at(40)},
+		{cdnapi.IncidentUpdate{Status: cdnapi.StatusDegradedPerformance, At: at(50)}, "", at(40)}, // better: the worst stays
+		{cdnapi.IncidentUpdate{Status: cdnapi.StatusDegradedPerformance, Message: "Replaced", At: at(60)}, cdnapi.EventIncidentUpdated, at(60)},
+		{cdnapi.IncidentUpdate{Status: cdnapi.StatusOperational, At: at(70)}, cdnapi.EventIncidentResolved, at(70)},
+	}
+	for i, step := range steps {
+		step.u.Component = cdnapi.ComponentStorage
+		if err := s.UpdateIncident(ctx, step.u); err != nil {
+			t.Fatal(err)
+		}
+		ds := claimAll(t, s, w)
+		switch {
+		case step.event == "" && len(ds) != 0:
+			t.Errorf("step %d: events %+v, want none", i, ds)
+		case step.event != "" && (len(ds) != 1 || ds[0].Event.Type != step.event):
+			t.Errorf("step %d: events %+v, want one %s", i, ds, step.event)
+		}
+		for _, d := range ds {
+			finish(t, s, d, cdnapi.DeliveryDelivered, time.Minute)
+		}
+		inc, err := s.ListIncidents(ctx, cdnapi.IncidentQuery{Limit: 1})
+		if err != nil || len(inc) != 1 {
+			t.Fatalf("step %d: ListIncidents = %+v, %v", i, inc, err)
+		}
+		if !inc[0].UpdatedAt.Equal(step.updated) {
+			t.Errorf("step %d (%+v): UpdatedAt %v, want %v", i, step.u, inc[0].UpdatedAt, step.updated)
+		}
+	}
+}
+
+// testRotateSecret: a rotation makes the new secret the webhook's and
+// keeps the old one, with the end of its grace, for the list and for each
+// claimed delivery; another rotation keeps only the last two secrets, one
+// with no grace none, and an unknown webhook is ErrNotFound.
+func testRotateSecret(t *testing.T, s WebhookStore) {
+	ctx := t.Context()
+	w := addHook(t, s, Hook(0))
+	other := addHook(t, s, Hook(1))
+	check := func(when, secret, previous string, until time.Time) {
+		t.Helper()
+		hooks, err := s.Webhooks(ctx)
+		if err != nil || len(hooks) != 2 {
+			t.Fatalf("%s: Webhooks = %+v, %v", when, hooks, err)
+		}
+		if g := hooks[0]; g.Secret != secret || g.PreviousSecret != previous || !g.PreviousUntil.Equal(until) {
+			t.Errorf("%s: webhook %+v, want secret %s, previous %q until %v", when, g, secret, previous, until)
+		}
+		if g := hooks[1]; g.Secret != other.Secret || g.PreviousSecret != "" || !g.PreviousUntil.IsZero() {
+			t.Errorf("%s: the other webhook changed: %+v", when, g)
+		}
+		must(t, s.UpdateIncident(ctx, cdnapi.IncidentUpdate{Component: "API", Status: cdnapi.StatusMajorOutage, At: Epoch}))
+		must(t, s.UpdateIncident(ctx, cdnapi.IncidentUpdate{Component: "API", Status: cdnapi.StatusOperational, At: Epoch}))
+		ds := claimAll(t, s, w)
+		if len(ds) != 2 {
+			t.Fatalf("%s: claimed %d deliveries, want 2", when, len(ds))
+		}
+		for _, d := range ds {
+			if d.Webhook.Secret != secret || d.Webhook.PreviousSecret != previous || !d.Webhook.PreviousUntil.Equal(until) {
+				t.Errorf("%s: delivery's webhook %+v", when, d.Webhook)
+			}
+			finish(t, s, d, cdnapi.DeliveryDelivered, time.Minute)
+		}
+	}
+	check("before", w.Secret, "", time.Time{})
+	second, third := cdnapi.NewWebhookSecret(), cdnapi.NewWebhookSecret()
+	until := Epoch.Add(24 * time.Hour)
+	must(t, s.RotateWebhookSecret(ctx, w.ID, second, until))
+	check("rotated", second, w.Secret, until)
+	must(t, s.RotateWebhookSecret(ctx, w.ID, third, until.Add(time.Hour)))
+	check("rotated again", third, second, until.Add(time.Hour))
+	must(t, s.RotateWebhookSecret(ctx, w.ID, w.Secret, time.Time{}))
+	check("rotated with no grace", w.Secret, "", time.Time{})
+	if err := s.RotateWebhookSecret(ctx, "wh_none", second, until); !errors.Is(err, cdnapi.ErrNotFound) {
+		t.Errorf("rotating an unknown webhook: %v, want ErrNotFound", err)
 	}
 }
 
@@ -299,5 +395,12 @@ func testDeleteEventsBefore(t *testing.T, s WebhookStore) {
 	}
 	if n, err := s.DeleteEventsBefore(ctx, future, 100); err != nil || n != 2 {
 		t.Errorf("DeleteEventsBefore = %d, %v; want the event and its attempt", n, err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -215,12 +216,19 @@ func (d *Deliverer) send(ctx context.Context, dl cdnapi.Delivery) (a cdnapi.Deli
 		Attempt: dl.Attempt, Result: cdnapi.DeliveryFailed}
 	start := time.Now()
 	defer func() { a.At = time.Now(); a.Latency = a.At.Sub(start) }()
-	key, err := cdnapi.WebhookSecretKey(dl.Webhook.Secret)
-	if err != nil {
-		a.Error = "the webhook's secret is malformed"
-		return a
-	}
 	body := Body(dl.Event)
+	// During a rotation's grace both secrets sign, in one header, so that
+	// a receiver holding either verifies the delivery (Standard Webhooks:
+	// space-separated signatures, any one of which may match).
+	var sigs []string
+	for _, secret := range dl.Webhook.SigningSecrets(start) {
+		key, err := cdnapi.WebhookSecretKey(secret)
+		if err != nil {
+			a.Error = "the webhook's secret is malformed"
+			return a
+		}
+		sigs = append(sigs, Signature(key, dl.Event.ID, start, body))
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, dl.Webhook.URL, bytes.NewReader(body))
 	if err != nil {
 		a.Error = "the webhook's URL is malformed"
@@ -230,7 +238,7 @@ func (d *Deliverer) send(ctx context.Context, dl cdnapi.Delivery) (a cdnapi.Deli
 	req.Header.Set("User-Agent", "cdnapi-webhooks/1")
 	req.Header.Set(HeaderID, dl.Event.ID)
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(start.Unix(), 10))
-	req.Header.Set(HeaderSignature, Signature(key, dl.Event.ID, start, body))
+	req.Header.Set(HeaderSignature, strings.Join(sigs, " "))
 	// What checkHost refuses is refused before any dial, and so before
 	// any DNS query.
 	if _, err := checkHost(req.URL.Hostname(), d.cfg.AllowPrivate); err != nil {

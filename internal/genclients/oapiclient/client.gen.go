@@ -1537,6 +1537,9 @@ type ClientInterface interface {
 	// 204 with the methods (`GET, HEAD`) and request headers
 	// (`Authorization`, `If-None-Match`) that a browser may use, and how
 	// long it may remember them. Never authenticated or rate limited.
+	// The document is served on both addresses, so cdnapi never answers
+	// this preflight with an error; only Go's HTTP server does, for a
+	// request it refuses before any handler runs.
 	//
 	// Corresponds with OPTIONS /api/v1/openapi.json (the `PreflightOpenAPIDocument` operationId).
 	PreflightOpenAPIDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1635,10 +1638,14 @@ type ClientInterface interface {
 	// GetIncidentsFeed The newest 50 incidents as an Atom feed (RFC 4287).
 	//
 	// For feed readers: one entry per incident, newest first, whose
-	// `id` (`urn:cdnapi:incident:<id>`) never changes and whose `updated`
-	// is when it opened or, once resolved, when it resolved. `/status`
-	// links to it with `<link rel="alternate">`. Takes no parameters.
-	// Never cached.
+	// `id` (`<base>/status#<id>`, also its link) never changes and whose
+	// `updated` is its last change: opened, a worse status, a new
+	// message (the changes webhooks get as `incident.updated`), or
+	// resolved. An empty feed's `updated` is when the server started.
+	// Every link and id is absolute: `<base>` is the server's
+	// `--public-url`, else the scheme and `Host` of the request. `/` and
+	// `/status` link to it with `<link rel="alternate">`. Takes no
+	// parameters. Never cached.
 	//
 	// Corresponds with GET /api/v1/status/incidents.atom (the `GetIncidentsFeed` operationId).
 	GetIncidentsFeed(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1886,6 +1893,9 @@ func (c *Client) HeadOpenAPIDocument(ctx context.Context, params *HeadOpenAPIDoc
 // 204 with the methods (`GET, HEAD`) and request headers
 // (`Authorization`, `If-None-Match`) that a browser may use, and how
 // long it may remember them. Never authenticated or rate limited.
+// The document is served on both addresses, so cdnapi never answers
+// this preflight with an error; only Go's HTTP server does, for a
+// request it refuses before any handler runs.
 //
 // Corresponds with OPTIONS /api/v1/openapi.json (the `PreflightOpenAPIDocument` operationId).
 func (c *Client) PreflightOpenAPIDocument(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2084,10 +2094,14 @@ func (c *Client) PreflightIncidents(ctx context.Context, reqEditors ...RequestEd
 // GetIncidentsFeed The newest 50 incidents as an Atom feed (RFC 4287).
 //
 // For feed readers: one entry per incident, newest first, whose
-// `id` (`urn:cdnapi:incident:<id>`) never changes and whose `updated`
-// is when it opened or, once resolved, when it resolved. `/status`
-// links to it with `<link rel="alternate">`. Takes no parameters.
-// Never cached.
+// `id` (`<base>/status#<id>`, also its link) never changes and whose
+// `updated` is its last change: opened, a worse status, a new
+// message (the changes webhooks get as `incident.updated`), or
+// resolved. An empty feed's `updated` is when the server started.
+// Every link and id is absolute: `<base>` is the server's
+// `--public-url`, else the scheme and `Host` of the request. `/` and
+// `/status` link to it with `<link rel="alternate">`. Takes no
+// parameters. Never cached.
 //
 // Corresponds with GET /api/v1/status/incidents.atom (the `GetIncidentsFeed` operationId).
 func (c *Client) GetIncidentsFeed(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3616,6 +3630,9 @@ type ClientWithResponsesInterface interface {
 	// 204 with the methods (`GET, HEAD`) and request headers
 	// (`Authorization`, `If-None-Match`) that a browser may use, and how
 	// long it may remember them. Never authenticated or rate limited.
+	// The document is served on both addresses, so cdnapi never answers
+	// this preflight with an error; only Go's HTTP server does, for a
+	// request it refuses before any handler runs.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -3734,10 +3751,14 @@ type ClientWithResponsesInterface interface {
 	// GetIncidentsFeedWithResponse The newest 50 incidents as an Atom feed (RFC 4287).
 	//
 	// For feed readers: one entry per incident, newest first, whose
-	// `id` (`urn:cdnapi:incident:<id>`) never changes and whose `updated`
-	// is when it opened or, once resolved, when it resolved. `/status`
-	// links to it with `<link rel="alternate">`. Takes no parameters.
-	// Never cached.
+	// `id` (`<base>/status#<id>`, also its link) never changes and whose
+	// `updated` is its last change: opened, a worse status, a new
+	// message (the changes webhooks get as `incident.updated`), or
+	// resolved. An empty feed's `updated` is when the server started.
+	// Every link and id is absolute: `<base>` is the server's
+	// `--public-url`, else the scheme and `Host` of the request. `/` and
+	// `/status` link to it with `<link rel="alternate">`. Takes no
+	// parameters. Never cached.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7556,6 +7577,9 @@ func (c *ClientWithResponses) HeadOpenAPIDocumentWithResponse(ctx context.Contex
 // 204 with the methods (`GET, HEAD`) and request headers
 // (`Authorization`, `If-None-Match`) that a browser may use, and how
 // long it may remember them. Never authenticated or rate limited.
+// The document is served on both addresses, so cdnapi never answers
+// this preflight with an error; only Go's HTTP server does, for a
+// request it refuses before any handler runs.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7734,10 +7758,14 @@ func (c *ClientWithResponses) PreflightIncidentsWithResponse(ctx context.Context
 // GetIncidentsFeedWithResponse The newest 50 incidents as an Atom feed (RFC 4287).
 //
 // For feed readers: one entry per incident, newest first, whose
-// `id` (`urn:cdnapi:incident:<id>`) never changes and whose `updated`
-// is when it opened or, once resolved, when it resolved. `/status`
-// links to it with `<link rel="alternate">`. Takes no parameters.
-// Never cached.
+// `id` (`<base>/status#<id>`, also its link) never changes and whose
+// `updated` is its last change: opened, a worse status, a new
+// message (the changes webhooks get as `incident.updated`), or
+// resolved. An empty feed's `updated` is when the server started.
+// Every link and id is absolute: `<base>` is the server's
+// `--public-url`, else the scheme and `Host` of the request. `/` and
+// `/status` link to it with `<link rel="alternate">`. Takes no
+// parameters. Never cached.
 //
 // Returns a wrapper object for the known response body format(s).
 //

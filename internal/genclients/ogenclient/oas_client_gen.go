@@ -31,9 +31,12 @@ func trimTrailingSlashes(u *url.URL) {
 type Invoker interface {
 	// GetIncidentsFeed invokes getIncidentsFeed operation.
 	//
-	// For feed readers: one entry per incident, newest first, whose `id` (`urn:cdnapi:incident:<id>`)
-	// never changes and whose `updated` is when it opened or, once resolved, when it resolved. `/status`
-	// links to it with `<link rel="alternate">`. Takes no parameters. Never cached.
+	// For feed readers: one entry per incident, newest first, whose `id` (`<base>/status#<id>`, also its
+	// link) never changes and whose `updated` is its last change: opened, a worse status, a new message
+	// (the changes webhooks get as `incident.updated`), or resolved. An empty feed's `updated` is when the
+	// server started. Every link and id is absolute: `<base>` is the server's `--public-url`, else the
+	// scheme and `Host` of the request. `/` and `/status` link to it with `<link rel="alternate">`. Takes
+	// no parameters. Never cached.
 	//
 	// GET /api/v1/status/incidents.atom
 	GetIncidentsFeed(ctx context.Context) (GetIncidentsFeedRes, error)
@@ -200,10 +203,12 @@ type Invoker interface {
 	// PreflightOpenAPIDocument invokes preflightOpenAPIDocument operation.
 	//
 	// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
-	// browser may use, and how long it may remember them. Never authenticated or rate limited.
+	// browser may use, and how long it may remember them. Never authenticated or rate limited. The
+	// document is served on both addresses, so cdnapi never answers this preflight with an error; only
+	// Go's HTTP server does, for a request it refuses before any handler runs.
 	//
 	// OPTIONS /api/v1/openapi.json
-	PreflightOpenAPIDocument(ctx context.Context) (*Preflight, error)
+	PreflightOpenAPIDocument(ctx context.Context) (PreflightOpenAPIDocumentRes, error)
 	// PreflightRegions invokes preflightRegions operation.
 	//
 	// 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
@@ -290,9 +295,12 @@ func (c *Client) requestURL(ctx context.Context) *url.URL {
 
 // GetIncidentsFeed invokes getIncidentsFeed operation.
 //
-// For feed readers: one entry per incident, newest first, whose `id` (`urn:cdnapi:incident:<id>`)
-// never changes and whose `updated` is when it opened or, once resolved, when it resolved. `/status`
-// links to it with `<link rel="alternate">`. Takes no parameters. Never cached.
+// For feed readers: one entry per incident, newest first, whose `id` (`<base>/status#<id>`, also its
+// link) never changes and whose `updated` is its last change: opened, a worse status, a new message
+// (the changes webhooks get as `incident.updated`), or resolved. An empty feed's `updated` is when the
+// server started. Every link and id is absolute: `<base>` is the server's `--public-url`, else the
+// scheme and `Host` of the request. `/` and `/status` link to it with `<link rel="alternate">`. Takes
+// no parameters. Never cached.
 //
 // GET /api/v1/status/incidents.atom
 func (c *Client) GetIncidentsFeed(ctx context.Context) (GetIncidentsFeedRes, error) {
@@ -2741,15 +2749,17 @@ func (c *Client) sendPreflightIncidentsFeed(ctx context.Context) (res PreflightI
 // PreflightOpenAPIDocument invokes preflightOpenAPIDocument operation.
 //
 // 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
-// browser may use, and how long it may remember them. Never authenticated or rate limited.
+// browser may use, and how long it may remember them. Never authenticated or rate limited. The
+// document is served on both addresses, so cdnapi never answers this preflight with an error; only
+// Go's HTTP server does, for a request it refuses before any handler runs.
 //
 // OPTIONS /api/v1/openapi.json
-func (c *Client) PreflightOpenAPIDocument(ctx context.Context) (*Preflight, error) {
+func (c *Client) PreflightOpenAPIDocument(ctx context.Context) (PreflightOpenAPIDocumentRes, error) {
 	res, err := c.sendPreflightOpenAPIDocument(ctx)
 	return res, err
 }
 
-func (c *Client) sendPreflightOpenAPIDocument(ctx context.Context) (res *Preflight, err error) {
+func (c *Client) sendPreflightOpenAPIDocument(ctx context.Context) (res PreflightOpenAPIDocumentRes, err error) {
 	otelAttrs := []attribute.KeyValue{
 		otelogen.OperationID("preflightOpenAPIDocument"),
 		semconv.HTTPRequestMethodKey.String("OPTIONS"),
@@ -3390,11 +3400,13 @@ func (c *WebhookClient) sendReceiveFileQuarantined(ctx context.Context, targetUR
 // deduplicate), `webhook-timestamp` (Unix seconds of the attempt) and `webhook-signature` (`v1,` and
 // the base64 of the HMAC-SHA256, keyed with the base64-decoded part of the secret after `whsec_`, of
 // `<webhook-id>.<webhook-timestamp>.<body>`) let the receiver verify it with any Standard Webhooks
-// library. An event is written in the same transaction as the change, and delivered at least once: a
-// 2xx answer ends the delivery, a 410 removes the subscription, and anything else (or no answer within
-// `--webhook-timeout`) is retried with exponential backoff and jitter for `--webhook-retry-for` (72
-// hours by default). Redirects to another host are not followed. `incident.updated` means a worse
-// status or a new operator message.
+// library. Within the grace of a secret rotation (`cdnapi webhooks rotate-secret --grace`), the header
+// holds two signatures separated by a space, by the new secret and the old, so a receiver holding
+// either verifies it. An event is written in the same transaction as the change, and delivered at
+// least once: a 2xx answer ends the delivery, a 410 removes the subscription, and anything else (or no
+// answer within `--webhook-timeout`) is retried with exponential backoff and jitter for
+// `--webhook-retry-for` (72 hours by default). Redirects to another host are not followed.
+// `incident.updated` means a worse status or a new operator message.
 func (c *WebhookClient) ReceiveStatusEvent(ctx context.Context, targetURL string, request *ReceiveStatusEventReq, params ReceiveStatusEventParams) (ReceiveStatusEventRes, error) {
 	res, err := c.sendReceiveStatusEvent(ctx, targetURL, request, params)
 	return res, err

@@ -85,6 +85,10 @@ type PreflightIncidentsRes interface {
 	preflightIncidentsRes()
 }
 
+type PreflightOpenAPIDocumentRes interface {
+	preflightOpenAPIDocumentRes()
+}
+
 type PreflightRegionsRes interface {
 	preflightRegionsRes()
 }

@@ -56352,7 +56352,7 @@ func decodePreflightIncidentsFeedResponse(resp *http.Response) (res PreflightInc
 	return res, validate.UnexpectedStatusCodeWithResponse(resp)
 }
 
-func decodePreflightOpenAPIDocumentResponse(resp *http.Response) (res *Preflight, _ error) {
+func decodePreflightOpenAPIDocumentResponse(resp *http.Response) (res PreflightOpenAPIDocumentRes, _ error) {
 	switch resp.StatusCode {
 	case 204:
 		// Code 204.
@@ -56729,6 +56729,36 @@ func decodePreflightOpenAPIDocumentResponse(resp *http.Response) (res *Preflight
 			}
 		}
 		return &wrapper, nil
+	}
+	switch resp.StatusCode / 100 {
+	case 4:
+		// Pattern 4XX.
+		res, err := func() (res PreflightOpenAPIDocumentRes, err error) {
+			ct, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+			if err != nil {
+				return res, errors.Wrap(err, "parse media type")
+			}
+			switch {
+			case ct == "text/plain":
+				reader := resp.Body
+				b, err := io.ReadAll(reader)
+				if err != nil {
+					return res, err
+				}
+
+				response := PreflightOpenAPIDocument4XX{Data: bytes.NewReader(b)}
+				return &PreflightOpenAPIDocument4XXStatusCode{
+					StatusCode: resp.StatusCode,
+					Response:   response,
+				}, nil
+			default:
+				return res, validate.InvalidContentType(ct)
+			}
+		}()
+		if err != nil {
+			return res, errors.Wrapf(err, "pattern 4XX (code %d)", resp.StatusCode)
+		}
+		return res, nil
 	}
 	return res, validate.UnexpectedStatusCodeWithResponse(resp)
 }

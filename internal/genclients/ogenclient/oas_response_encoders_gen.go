@@ -17749,117 +17749,148 @@ func encodePreflightIncidentsFeedResponse(response PreflightIncidentsFeedRes, w 
 	}
 }
 
-func encodePreflightOpenAPIDocumentResponse(response *Preflight, w http.ResponseWriter, span trace.Span) error {
-	w.Header().Set("Access-Control-Expose-Headers", "Access-Control-Allow-Headers,Access-Control-Allow-Methods,Access-Control-Allow-Origin,Access-Control-Max-Age,Vary,X-Content-Type-Options,X-Request-Id")
-	// Encoding response headers.
-	{
-		h := uri.NewHeaderEncoder(w.Header())
-		// Encode "Access-Control-Allow-Headers" header.
+func encodePreflightOpenAPIDocumentResponse(response PreflightOpenAPIDocumentRes, w http.ResponseWriter, span trace.Span) error {
+	switch response := response.(type) {
+	case *Preflight:
+		w.Header().Set("Access-Control-Expose-Headers", "Access-Control-Allow-Headers,Access-Control-Allow-Methods,Access-Control-Allow-Origin,Access-Control-Max-Age,Vary,X-Content-Type-Options,X-Request-Id")
+		// Encoding response headers.
 		{
-			cfg := uri.HeaderParameterEncodingConfig{
-				Name:    "Access-Control-Allow-Headers",
-				Explode: false,
-			}
-			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
-				if val, ok := response.AccessControlAllowHeaders.Get(); ok {
-					return e.EncodeValue(conv.StringToString(val))
+			h := uri.NewHeaderEncoder(w.Header())
+			// Encode "Access-Control-Allow-Headers" header.
+			{
+				cfg := uri.HeaderParameterEncodingConfig{
+					Name:    "Access-Control-Allow-Headers",
+					Explode: false,
 				}
-				return nil
-			}); err != nil {
-				return errors.Wrap(err, "encode Access-Control-Allow-Headers header")
-			}
-		}
-		// Encode "Access-Control-Allow-Methods" header.
-		{
-			cfg := uri.HeaderParameterEncodingConfig{
-				Name:    "Access-Control-Allow-Methods",
-				Explode: false,
-			}
-			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
-				if val, ok := response.AccessControlAllowMethods.Get(); ok {
-					return e.EncodeValue(conv.StringToString(val))
+				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+					if val, ok := response.AccessControlAllowHeaders.Get(); ok {
+						return e.EncodeValue(conv.StringToString(val))
+					}
+					return nil
+				}); err != nil {
+					return errors.Wrap(err, "encode Access-Control-Allow-Headers header")
 				}
-				return nil
-			}); err != nil {
-				return errors.Wrap(err, "encode Access-Control-Allow-Methods header")
 			}
-		}
-		// Encode "Access-Control-Allow-Origin" header.
-		{
-			cfg := uri.HeaderParameterEncodingConfig{
-				Name:    "Access-Control-Allow-Origin",
-				Explode: false,
-			}
-			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
-				if val, ok := response.AccessControlAllowOrigin.Get(); ok {
-					return e.EncodeValue(conv.StringToString(val))
+			// Encode "Access-Control-Allow-Methods" header.
+			{
+				cfg := uri.HeaderParameterEncodingConfig{
+					Name:    "Access-Control-Allow-Methods",
+					Explode: false,
 				}
-				return nil
-			}); err != nil {
-				return errors.Wrap(err, "encode Access-Control-Allow-Origin header")
-			}
-		}
-		// Encode "Access-Control-Max-Age" header.
-		{
-			cfg := uri.HeaderParameterEncodingConfig{
-				Name:    "Access-Control-Max-Age",
-				Explode: false,
-			}
-			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
-				if val, ok := response.AccessControlMaxAge.Get(); ok {
-					return e.EncodeValue(conv.IntToString(val))
+				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+					if val, ok := response.AccessControlAllowMethods.Get(); ok {
+						return e.EncodeValue(conv.StringToString(val))
+					}
+					return nil
+				}); err != nil {
+					return errors.Wrap(err, "encode Access-Control-Allow-Methods header")
 				}
-				return nil
-			}); err != nil {
-				return errors.Wrap(err, "encode Access-Control-Max-Age header")
 			}
-		}
-		// Encode "Vary" header.
-		{
-			cfg := uri.HeaderParameterEncodingConfig{
-				Name:    "Vary",
-				Explode: false,
-			}
-			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
-				if val, ok := response.Vary.Get(); ok {
-					return e.EncodeValue(conv.StringToString(val))
+			// Encode "Access-Control-Allow-Origin" header.
+			{
+				cfg := uri.HeaderParameterEncodingConfig{
+					Name:    "Access-Control-Allow-Origin",
+					Explode: false,
 				}
-				return nil
-			}); err != nil {
-				return errors.Wrap(err, "encode Vary header")
-			}
-		}
-		// Encode "X-Content-Type-Options" header.
-		{
-			cfg := uri.HeaderParameterEncodingConfig{
-				Name:    "X-Content-Type-Options",
-				Explode: false,
-			}
-			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
-				return e.EncodeValue(conv.StringToString(response.XContentTypeOptions))
-			}); err != nil {
-				return errors.Wrap(err, "encode X-Content-Type-Options header")
-			}
-		}
-		// Encode "X-Request-Id" header.
-		{
-			cfg := uri.HeaderParameterEncodingConfig{
-				Name:    "X-Request-Id",
-				Explode: false,
-			}
-			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
-				if unwrapped := string(response.XRequestID); true {
-					return e.EncodeValue(conv.StringToString(unwrapped))
+				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+					if val, ok := response.AccessControlAllowOrigin.Get(); ok {
+						return e.EncodeValue(conv.StringToString(val))
+					}
+					return nil
+				}); err != nil {
+					return errors.Wrap(err, "encode Access-Control-Allow-Origin header")
 				}
-				return nil
-			}); err != nil {
-				return errors.Wrap(err, "encode X-Request-Id header")
+			}
+			// Encode "Access-Control-Max-Age" header.
+			{
+				cfg := uri.HeaderParameterEncodingConfig{
+					Name:    "Access-Control-Max-Age",
+					Explode: false,
+				}
+				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+					if val, ok := response.AccessControlMaxAge.Get(); ok {
+						return e.EncodeValue(conv.IntToString(val))
+					}
+					return nil
+				}); err != nil {
+					return errors.Wrap(err, "encode Access-Control-Max-Age header")
+				}
+			}
+			// Encode "Vary" header.
+			{
+				cfg := uri.HeaderParameterEncodingConfig{
+					Name:    "Vary",
+					Explode: false,
+				}
+				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+					if val, ok := response.Vary.Get(); ok {
+						return e.EncodeValue(conv.StringToString(val))
+					}
+					return nil
+				}); err != nil {
+					return errors.Wrap(err, "encode Vary header")
+				}
+			}
+			// Encode "X-Content-Type-Options" header.
+			{
+				cfg := uri.HeaderParameterEncodingConfig{
+					Name:    "X-Content-Type-Options",
+					Explode: false,
+				}
+				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+					return e.EncodeValue(conv.StringToString(response.XContentTypeOptions))
+				}); err != nil {
+					return errors.Wrap(err, "encode X-Content-Type-Options header")
+				}
+			}
+			// Encode "X-Request-Id" header.
+			{
+				cfg := uri.HeaderParameterEncodingConfig{
+					Name:    "X-Request-Id",
+					Explode: false,
+				}
+				if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+					if unwrapped := string(response.XRequestID); true {
+						return e.EncodeValue(conv.StringToString(unwrapped))
+					}
+					return nil
+				}); err != nil {
+					return errors.Wrap(err, "encode X-Request-Id header")
+				}
 			}
 		}
-	}
-	w.WriteHeader(204)
+		w.WriteHeader(204)
 
-	return nil
+		return nil
+
+	case *PreflightOpenAPIDocument4XXStatusCode:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		code := response.StatusCode
+		if code == 0 {
+			// Set default status code.
+			code = http.StatusOK
+		}
+		w.WriteHeader(code)
+		if code >= http.StatusInternalServerError {
+			span.SetStatus(codes.Error, http.StatusText(code))
+		}
+
+		writer := w
+		if closer, ok := response.Response.Data.(io.Closer); ok {
+			defer closer.Close()
+		}
+		if _, err := io.Copy(writer, response.Response); err != nil {
+			return errors.Wrap(err, "write")
+		}
+
+		if code >= http.StatusInternalServerError {
+			return errors.Wrapf(ht.ErrInternalServerErrorResponse, "code: %d, message: %s", code, http.StatusText(code))
+		}
+		return nil
+
+	default:
+		return errors.Errorf("unexpected response type: %T", response)
+	}
 }
 
 func encodePreflightRegionsResponse(response PreflightRegionsRes, w http.ResponseWriter, span trace.Span) error {

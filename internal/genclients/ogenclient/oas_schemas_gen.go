@@ -4547,14 +4547,57 @@ func (s *Preflight) SetXRequestID(val RequestID) {
 	s.XRequestID = val
 }
 
-func (*Preflight) preflightAssetsRes()        {}
-func (*Preflight) preflightFilesRes()         {}
-func (*Preflight) preflightIncidentsFeedRes() {}
-func (*Preflight) preflightIncidentsRes()     {}
-func (*Preflight) preflightRegionsRes()       {}
-func (*Preflight) preflightStatusRes()        {}
-func (*Preflight) preflightStatusStreamRes()  {}
-func (*Preflight) preflightUptimeRes()        {}
+func (*Preflight) preflightAssetsRes()          {}
+func (*Preflight) preflightFilesRes()           {}
+func (*Preflight) preflightIncidentsFeedRes()   {}
+func (*Preflight) preflightIncidentsRes()       {}
+func (*Preflight) preflightOpenAPIDocumentRes() {}
+func (*Preflight) preflightRegionsRes()         {}
+func (*Preflight) preflightStatusRes()          {}
+func (*Preflight) preflightStatusStreamRes()    {}
+func (*Preflight) preflightUptimeRes()          {}
+
+type PreflightOpenAPIDocument4XX struct {
+	Data io.Reader
+}
+
+// Read reads data from the Data reader.
+//
+// Kept to satisfy the io.Reader interface.
+func (s PreflightOpenAPIDocument4XX) Read(p []byte) (n int, err error) {
+	if s.Data == nil {
+		return 0, io.EOF
+	}
+	return s.Data.Read(p)
+}
+
+// PreflightOpenAPIDocument4XXStatusCode wraps PreflightOpenAPIDocument4XX with StatusCode.
+type PreflightOpenAPIDocument4XXStatusCode struct {
+	StatusCode int
+	Response   PreflightOpenAPIDocument4XX
+}
+
+// GetStatusCode returns the value of StatusCode.
+func (s *PreflightOpenAPIDocument4XXStatusCode) GetStatusCode() int {
+	return s.StatusCode
+}
+
+// GetResponse returns the value of Response.
+func (s *PreflightOpenAPIDocument4XXStatusCode) GetResponse() PreflightOpenAPIDocument4XX {
+	return s.Response
+}
+
+// SetStatusCode sets the value of StatusCode.
+func (s *PreflightOpenAPIDocument4XXStatusCode) SetStatusCode(val int) {
+	s.StatusCode = val
+}
+
+// SetResponse sets the value of Response.
+func (s *PreflightOpenAPIDocument4XXStatusCode) SetResponse(val PreflightOpenAPIDocument4XX) {
+	s.Response = val
+}
+
+func (*PreflightOpenAPIDocument4XXStatusCode) preflightOpenAPIDocumentRes() {}
 
 // ReceiveFileQuarantined2XX is 2XX pattern response for ReceiveFileQuarantined operation.
 type ReceiveFileQuarantined2XX struct {

@@ -15,9 +15,12 @@ var _ Handler = UnimplementedHandler{}
 
 // GetIncidentsFeed implements getIncidentsFeed operation.
 //
-// For feed readers: one entry per incident, newest first, whose `id` (`urn:cdnapi:incident:<id>`)
-// never changes and whose `updated` is when it opened or, once resolved, when it resolved. `/status`
-// links to it with `<link rel="alternate">`. Takes no parameters. Never cached.
+// For feed readers: one entry per incident, newest first, whose `id` (`<base>/status#<id>`, also its
+// link) never changes and whose `updated` is its last change: opened, a worse status, a new message
+// (the changes webhooks get as `incident.updated`), or resolved. An empty feed's `updated` is when the
+// server started. Every link and id is absolute: `<base>` is the server's `--public-url`, else the
+// scheme and `Host` of the request. `/` and `/status` link to it with `<link rel="alternate">`. Takes
+// no parameters. Never cached.
 //
 // GET /api/v1/status/incidents.atom
 func (UnimplementedHandler) GetIncidentsFeed(ctx context.Context) (r GetIncidentsFeedRes, _ error) {
@@ -247,10 +250,12 @@ func (UnimplementedHandler) PreflightIncidentsFeed(ctx context.Context) (r Prefl
 // PreflightOpenAPIDocument implements preflightOpenAPIDocument operation.
 //
 // 204 with the methods (`GET, HEAD`) and request headers (`Authorization`, `If-None-Match`) that a
-// browser may use, and how long it may remember them. Never authenticated or rate limited.
+// browser may use, and how long it may remember them. Never authenticated or rate limited. The
+// document is served on both addresses, so cdnapi never answers this preflight with an error; only
+// Go's HTTP server does, for a request it refuses before any handler runs.
 //
 // OPTIONS /api/v1/openapi.json
-func (UnimplementedHandler) PreflightOpenAPIDocument(ctx context.Context) (r *Preflight, _ error) {
+func (UnimplementedHandler) PreflightOpenAPIDocument(ctx context.Context) (r PreflightOpenAPIDocumentRes, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -329,11 +334,13 @@ func (UnimplementedHandler) ReceiveFileQuarantined(ctx context.Context, req *Rec
 // deduplicate), `webhook-timestamp` (Unix seconds of the attempt) and `webhook-signature` (`v1,` and
 // the base64 of the HMAC-SHA256, keyed with the base64-decoded part of the secret after `whsec_`, of
 // `<webhook-id>.<webhook-timestamp>.<body>`) let the receiver verify it with any Standard Webhooks
-// library. An event is written in the same transaction as the change, and delivered at least once: a
-// 2xx answer ends the delivery, a 410 removes the subscription, and anything else (or no answer within
-// `--webhook-timeout`) is retried with exponential backoff and jitter for `--webhook-retry-for` (72
-// hours by default). Redirects to another host are not followed. `incident.updated` means a worse
-// status or a new operator message.
+// library. Within the grace of a secret rotation (`cdnapi webhooks rotate-secret --grace`), the header
+// holds two signatures separated by a space, by the new secret and the old, so a receiver holding
+// either verifies it. An event is written in the same transaction as the change, and delivered at
+// least once: a 2xx answer ends the delivery, a 410 removes the subscription, and anything else (or no
+// answer within `--webhook-timeout`) is retried with exponential backoff and jitter for
+// `--webhook-retry-for` (72 hours by default). Redirects to another host are not followed.
+// `incident.updated` means a worse status or a new operator message.
 func (UnimplementedHandler) ReceiveStatusEvent(ctx context.Context, req *ReceiveStatusEventReq, params ReceiveStatusEventParams) (r ReceiveStatusEventRes, _ error) {
 	return r, ht.ErrNotImplemented
 }

@@ -124,7 +124,7 @@ func TestPageWeight(t *testing.T) {
 	}{
 		{"/docs", docs.Body, 150 << 10},
 		{"/status", Status(sampleStatus()).Body, 30 << 10},
-		{"/", Index(Addresses{}).Body, 10 << 10},
+		{"/", Index(Addresses{}, true).Body, 10 << 10},
 	} {
 		var b bytes.Buffer
 		zw, _ := gzip.NewWriterLevel(&b, gzip.DefaultCompression)
@@ -279,7 +279,7 @@ func TestPagesDescribeThemselves(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, p := range map[string]Page{"/": Index(Addresses{}), "/docs": docs, "/status": Status(sampleStatus())} {
+	for name, p := range map[string]Page{"/": Index(Addresses{}, true), "/docs": docs, "/status": Status(sampleStatus())} {
 		m := regexp.MustCompile(`<meta name="description" content="([^"]{50,300})">`).FindSubmatch(p.Body)
 		if m == nil {
 			t.Errorf("%s has no meta description of 50 to 300 characters", name)

@@ -157,7 +157,8 @@ and the edge address <a href="{{.Edge}}/api/v1/regions"><code>{{.Edge}}</code></
 <tr><td><a href="/api/v1/status"><code>GET /api/v1/status</code></a></td><td>the service status and its components</td></tr>
 <tr><td><a href="/api/v1/status/incidents"><code>GET /api/v1/status/incidents</code></a></td><td>incidents, newest first</td></tr>
 <tr><td><a href="/api/v1/status/uptime"><code>GET /api/v1/status/uptime</code></a></td><td>uptime of each component over 30 and 90 days</td></tr>
-<tr><td><a href="/api/v1/openapi.json"><code>GET /api/v1/openapi.json</code></a></td><td>the OpenAPI 3.1 document</td></tr>
+{{if .Feed}}<tr><td><a href="/api/v1/status/incidents.atom"><code>GET /api/v1/status/incidents.atom</code></a></td><td>incidents as an Atom feed, for feed readers</td></tr>
+{{end}}<tr><td><a href="/api/v1/openapi.json"><code>GET /api/v1/openapi.json</code></a></td><td>the OpenAPI 3.1 document</td></tr>
 </table>
 <table>
 <caption>On the edge address, <code>{{.Edge}}</code></caption>
@@ -171,8 +172,18 @@ and the edge address <a href="{{.Edge}}/api/v1/regions"><code>{{.Edge}}</code></
 // indexStyle adds the captions of the endpoint tables to the base style.
 const indexStyle = baseStyle + `caption{text-align:left;font-weight:600;padding:1rem 0 .35rem}`
 
-// Index returns the overview page at /, naming the addresses a.
-func Index(a Addresses) Page {
+// Index returns the overview page at /, naming the addresses a. With feed,
+// it links the incidents' Atom feed, in its head for feed readers and in
+// its list of endpoints for people.
+func Index(a Addresses, feed bool) Page {
+	var head []template.HTML
+	if feed {
+		head = append(head, feedLink)
+	}
 	return render("cdnapi", "The read API of a content delivery network: its endpoints on the API and edge addresses, "+
-		"with links to the service status and the API reference.", indexStyle, "", execute(indexMain, a.orDefaults()))
+		"with links to the service status and the API reference.", indexStyle, "",
+		execute(indexMain, struct {
+			Addresses
+			Feed bool
+		}{a.orDefaults(), feed}), head...)
 }

@@ -121,7 +121,7 @@ var statusMain = template.Must(template.New("status").Funcs(template.FuncMap{
 <section aria-labelledby="h-incidents">
 <h2 id="h-incidents">Incidents</h2>
 {{if .HistoryErr}}<p>Unavailable while storage is down.</p>{{else if not .Incidents}}<p>No incidents in the last 90 days.</p>{{else}}
-{{range .Incidents}}<article class="inc">
+{{range .Incidents}}<article class="inc" id="{{.ID}}">
 <h3>{{.Component}}: <span class="t-{{.Status}}">{{label .Status}}</span>{{if .Open}} <span class="state">(ongoing)</span>{{end}}</h3>
 {{if .Message}}<p>{{.Message}}</p>{{end}}
 <p class="muted">Started <time datetime="{{iso .StartedAt}}">{{ts .StartedAt}}</time>{{if .Open}}, ongoing for {{span .StartedAt $.Now}}{{else}}, resolved <time datetime="{{iso .ResolvedAt}}">{{ts .ResolvedAt}}</time> after {{span .StartedAt .ResolvedAt}}{{end}}.</p>
