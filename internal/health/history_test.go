@@ -161,7 +161,8 @@ func TestEvaluatorRecordsHistory(t *testing.T) {
 		t.Fatalf("incidents %+v, %v; want one", incidents, err)
 	}
 	want := cdnapi.Incident{ID: incidents[0].ID, Component: cdnapi.ComponentUpload, Status: cdnapi.StatusMajorOutage,
-		StartedAt: start.Truncate(time.Second), ResolvedAt: end.Truncate(time.Second)}
+		StartedAt: start.Truncate(time.Second), ResolvedAt: end.Truncate(time.Second),
+		UpdatedAt: end.Truncate(time.Second)} // its last change: resolved
 	if incidents[0] != want {
 		t.Errorf("incident %+v, want %+v", incidents[0], want)
 	}
