@@ -16,6 +16,7 @@ import (
 type batch struct {
 	assets  []cdnapi.Asset
 	rejects [][]byte
+	why     error       // why the first of rejects was rejected
 	at      []time.Time // when each asset's request was logged, for the delay histogram
 	lines   int64
 	skipped int64
@@ -100,6 +101,9 @@ func (f *follower) add(ctx context.Context, b *batch, line []byte, tooLong bool)
 	b.lines++
 	f.cfg.Metrics.lineRead()
 	if tooLong {
+		if b.why == nil {
+			b.why = fmt.Errorf("longer than %d bytes", ingest.MaxLineBytes)
+		}
 		b.rejects = append(b.rejects, bytes.Clone(line))
 		return
 	}
@@ -115,6 +119,9 @@ func (f *follower) add(ctx context.Context, b *batch, line []byte, tooLong bool)
 	case err != nil:
 		if len(b.rejects) == 0 { // one line of the log per batch is enough
 			f.log.Warn("rejected a line of the log", "err", err)
+		}
+		if b.why == nil {
+			b.why = err
 		}
 		b.rejects = append(b.rejects, bytes.Clone(line))
 	case !req.Listed:
@@ -160,6 +167,11 @@ func (f *follower) commit(ctx context.Context, pos cdnapi.LogPosition, batches <
 			return nil
 		}
 		f.cfg.Metrics.committed(b, next, time.Since(start), f.cfg.Now())
+		f.linesRun += b.lines
+		f.rejectedRun += int64(len(b.rejects))
+		if f.whyRun == nil {
+			f.whyRun = b.why
+		}
 		if pos.Inode != 0 && !next.SameFile(pos) {
 			f.log.Info("following a new file", "file", next.Path, "inode", next.Inode)
 		}
