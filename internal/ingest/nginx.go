@@ -77,6 +77,8 @@ type EdgeRequest struct {
 	// Asset is set only then. See EdgeParser.Parse for which are.
 	Listed bool
 	Asset  cdnapi.Asset
+	// Region is the line's region code, listed or not.
+	Region string
 }
 
 // EdgeParser turns the lines of edges' access logs into assets. It is not
@@ -166,6 +168,7 @@ func (p *EdgeParser) Parse(line []byte) (EdgeRequest, error) {
 		}
 		return EdgeRequest{}, fe
 	}
+	r.Region = region
 	r.Listed = (method == "GET" || method == "HEAD") && (status/100 == 2 || status == 304)
 	if !r.Listed {
 		r.Asset = cdnapi.Asset{}
