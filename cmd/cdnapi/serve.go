@@ -52,6 +52,7 @@ type serveConfig struct {
 	guard                        guardFlags
 	webhooks                     *webhookFlags
 	uploads                      uploadFlags
+	ingest                       ingestFlags
 }
 
 // parseServeConfig parses serve's arguments and checks the values.
@@ -81,6 +82,7 @@ func parseServeConfig(env *environment, args []string) (serveConfig, error) {
 	c.guard = addGuardFlags(fs)
 	c.webhooks = addWebhookFlags(fs)
 	c.uploads = addUploadFlags(fs)
+	c.ingest = addIngestFlags(fs)
 	if err := parseFlags(fs, args, env.getenv); err != nil {
 		return c, err
 	}
@@ -101,6 +103,9 @@ func (c serveConfig) validate() error {
 		return usageError{fmt.Sprintf("--project %q is reserved for the upload canary; choose another", c.project)}
 	}
 	if err := c.uploads.validate(); err != nil {
+		return err
+	}
+	if err := c.ingest.validate(); err != nil {
 		return err
 	}
 	if c.pageCacheTTL < 0 || c.shutdownDelay < 0 {

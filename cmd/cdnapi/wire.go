@@ -42,6 +42,7 @@ type service struct {
 	streams   *httpapi.StatusStreams
 	uploads   *uploadPath
 	keys      cdnapi.KeyStore // where the canary's key is revoked at stop
+	closers   []func() error  // once every listener has stopped
 }
 
 // wireServe builds everything serve runs from cfg and the open store, and
@@ -65,9 +66,9 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 		return nil, err
 	}
 	keys := guard.keys
-	if *cfg.uploads.authAddr != "" && keys == nil {
-		// The upload server's authorization checks keys whether or not
-		// the read API asks for them.
+	if (*cfg.uploads.authAddr != "" || *cfg.ingest.addr != "") && keys == nil {
+		// The upload server's authorization and the ingest listener check
+		// keys whether or not the read API asks for them.
 		if keys, err = guard.addVerifier(ctx, st, logger); err != nil {
 			return nil, err
 		}
@@ -93,6 +94,9 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 	}
 	if *cfg.uploads.authAddr != "" {
 		svc.listeners.uploadAuth = &listener{name: "upload-auth", addr: *cfg.uploads.authAddr}
+	}
+	if *cfg.ingest.addr != "" {
+		svc.listeners.ingest = &listener{name: "ingest", addr: *cfg.ingest.addr}
 	}
 	if cfg.assetRetention > 0 {
 		svc.pruner = retention.New(st, retention.Config{Retention: cfg.assetRetention, Interval: cfg.pruneInterval, Logger: logger})
@@ -160,6 +164,17 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 			Keys: keys, Tree: up.tree, Logger: logger, AccessLog: accessLog, Metrics: metrics,
 		}), logger, svc.draining)
 	}
+	if l := svc.listeners.ingest; l != nil {
+		h, closers, err := cfg.ingest.handler(cfg, st, keys, registry, metrics, logger, accessLog)
+		if err != nil {
+			for _, l := range svc.listeners.all() {
+				l.l.Close()
+			}
+			return nil, err
+		}
+		l.srv = newServer(h, logger, svc.draining)
+		svc.closers = append(svc.closers, closers...)
+	}
 	return svc, nil
 }
 
@@ -216,6 +231,9 @@ func (svc *service) run(ctx context.Context) error {
 		stopPruning()
 	}
 	err := serveUntilDone(ctx, svc.logger, svc.listeners.all(), drain)
+	for _, c := range svc.closers {
+		c()
+	}
 	stopEval()
 	evaluating.Wait()
 	pruning.Wait()
