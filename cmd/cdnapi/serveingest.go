@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/api"
 	"github.com/cdnapi/cdnapi/internal/edgelog"
 	"github.com/cdnapi/cdnapi/internal/httpapi"
 	"github.com/cdnapi/cdnapi/internal/ratelimit"
@@ -75,7 +76,7 @@ func (f ingestFlags) handler(cfg serveConfig, st edgelog.Store, keys httpapi.Key
 	return httpapi.NewIngest(httpapi.IngestConfig{
 		Keys: keys, Receiver: edgelog.New(st, rcfg), Limiter: limiter,
 		MaxBatchBytes: *f.maxBatchBytes, StoreTimeout: max(cfg.storeTimeout, ingestStoreTimeout),
-		Logger: logger, AccessLog: accessLog, Metrics: metrics,
+		Logger: logger, AccessLog: accessLog, Metrics: metrics, OpenAPI: api.IngestJSON(),
 	}), closers, nil
 }
 

@@ -52,6 +52,9 @@ type IngestConfig struct {
 	Logger        *slog.Logger  // internal errors; discarded if nil
 	AccessLog     *slog.Logger  // one line per request (info); Logger if nil
 	Metrics       *Metrics      // nil records nothing
+	// OpenAPI is the ingest address's document (api.IngestJSON), served
+	// at /api/v1/openapi.json; nil serves none.
+	OpenAPI []byte
 }
 
 // The ingest listener's errors that do not depend on the request.
@@ -97,6 +100,16 @@ func NewIngest(cfg IngestConfig) http.Handler {
 	ing := &ingestHandler{cfg: cfg, turns: make(chan struct{}, cfg.MaxCommits)}
 	mux := http.NewServeMux()
 	mux.Handle(EdgeLogsPath, named(EdgeLogsPath, ing))
+	if cfg.OpenAPI != nil {
+		doc := cfg.OpenAPI
+		mux.Handle("GET /api/v1/openapi.json", named("/api/v1/openapi.json", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := w.Header()
+			h.Set("Content-Type", "application/json")
+			h.Set("Cache-Control", "public, max-age=300")
+			h.Set("Content-Length", strconv.Itoa(len(doc)))
+			w.Write(doc)
+		})))
+	}
 	mux.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, notFound("the ingest address serves only POST "+EdgeLogsPath))
 	}))

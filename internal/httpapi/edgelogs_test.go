@@ -13,9 +13,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/api"
 	"github.com/cdnapi/cdnapi/internal/auth"
 	"github.com/cdnapi/cdnapi/internal/edgelog"
 	"github.com/cdnapi/cdnapi/internal/ratelimit"
@@ -64,6 +66,7 @@ func newIngestEnv(t *testing.T, cfg IngestConfig, wrap func(cdnapi.Store) edgelo
 		rst = wrap(st)
 	}
 	cfg.Keys, cfg.Receiver = v, edgelog.New(rst, edgelog.Config{})
+	cfg.OpenAPI = api.IngestJSON()
 	e.h = NewIngest(cfg)
 	return e
 }
@@ -167,6 +170,11 @@ func TestIngestEdgeLogs(t *testing.T) {
 			if err := json.Unmarshal(w.Body.Bytes(), &a); err != nil {
 				t.Fatal(err)
 			}
+			var doc any
+			json.Unmarshal(w.Body.Bytes(), &doc)
+			if err := batchSchema(t).VisitJSON(doc); err != nil {
+				t.Errorf("the answer does not match BatchResult of api/ingest.yaml: %v", err)
+			}
 			if a.Object != "edge_log_batch" || a.Lines != 3 || a.Taken != 2 || a.Rejected != 1 || a.RejectedOtherRegion != 1 ||
 				a.FirstRejection == nil || a.FirstRejection.Line != 2 || !strings.Contains(a.FirstRejection.Reason, "SIN1") {
 				t.Errorf("answer %s", w.Body)
@@ -191,12 +199,29 @@ func TestIngestEdgeLogs(t *testing.T) {
 	if w.Code != 405 || w.Header().Get("Allow") != "POST" {
 		t.Errorf("GET: %d, Allow %q", w.Code, w.Header().Get("Allow"))
 	}
+	r = httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil)
+	w = httptest.NewRecorder()
+	e.h.ServeHTTP(w, r)
+	if w.Code != 200 || !bytes.Equal(w.Body.Bytes(), api.IngestJSON()) {
+		t.Errorf("the document: %d", w.Code)
+	}
 	r = httptest.NewRequest(http.MethodPost, "/api/v1/assets", nil)
 	w = httptest.NewRecorder()
 	e.h.ServeHTTP(w, r)
 	if w.Code != 404 || !strings.Contains(w.Body.String(), EdgeLogsPath) {
 		t.Errorf("another path: %d %s", w.Code, w.Body)
 	}
+}
+
+// batchSchema returns BatchResult of the ingest address's document, as
+// the listener serves it.
+func batchSchema(t *testing.T) *openapi3.Schema {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromData(api.IngestJSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc.Components.Schemas["BatchResult"].Value
 }
 
 // downStore is a store that does not answer writes, until up.
