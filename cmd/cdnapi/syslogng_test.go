@@ -147,6 +147,10 @@ func (p *serveProc) kill() {
 	p.cmd = nil
 }
 
+// shipperFailure is what syslog-ng's http() logs when it cannot reach
+// the ingest address.
+const shipperFailure = "curl: error sending HTTP request"
+
 // TestSyslogNGEdgeServeKilled is the drill: requests through an
 // edge that ships through syslog-ng while serve is killed with SIGKILL
 // twice and started again. syslog-ng buffers and sends again what was not
@@ -175,13 +179,27 @@ func TestSyslogNGEdgeServeKilled(t *testing.T) {
 			defer func() { p.kill() }()
 			shipper := startEdgeShipper(t, edge.LogPath(), ingestAddr, key)
 
+			// serve stays down until syslog-ng has failed to send a batch
+			// once more: its lines go to its disk buffer, to be sent again.
+			down := func() {
+				failed := strings.Count(shipper.Logs(), shipperFailure)
+				p.kill()
+				deadline := time.Now().Add(20 * time.Second)
+				for strings.Count(shipper.Logs(), shipperFailure) == failed {
+					if time.Now().After(deadline) {
+						t.Errorf("syslog-ng did not try to send within 20 s of serve's kill:\n%s", shipper.Logs())
+						return
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}
 			events := []struct {
 				at int
 				do func()
 			}{
-				{requests * 20 / 100, p.kill},
+				{requests * 20 / 100, down},
 				{requests * 30 / 100, p.start},
-				{requests * 60 / 100, p.kill},
+				{requests * 60 / 100, down},
 				{requests * 70 / 100, p.start},
 			}
 			next := 0
@@ -196,6 +214,7 @@ func TestSyslogNGEdgeServeKilled(t *testing.T) {
 			took := storedOnce(t, db, served, 120*time.Second, shipper.Logs)
 			t.Logf("%d requests served in %v (serve killed twice), all stored once each %v after the last answer",
 				len(served), sent.Round(time.Millisecond), took.Round(time.Millisecond))
+			t.Logf("syslog-ng failed to send %d times while serve was down", strings.Count(shipper.Logs(), shipperFailure))
 		})
 	}
 }

@@ -87,7 +87,7 @@ func (s *Shipper) Start() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ctl := filepath.Join(s.Dir, "syslog-ng.ctl")
-	cmd := exec.Command(s.bin, "-F", "--no-caps", "-f", s.conf,
+	cmd := exec.Command(s.bin, "-F", "--stderr", "--no-caps", "-f", s.conf,
 		"--persist-file", filepath.Join(s.Dir, "syslog-ng.persist"),
 		"--control", ctl, "--pidfile", filepath.Join(s.Dir, "syslog-ng.pid"))
 	cmd.Env = s.env
