@@ -46,7 +46,7 @@ func postEdgeLogs(t *testing.T, base, key, body string) (int, string) {
 }
 
 // newProjectKey makes a key with keys create and returns it.
-func newProjectKey(t *testing.T, db string, args ...string) string {
+func newProjectKey(t testing.TB, db string, args ...string) string {
 	t.Helper()
 	out, _ := mustRunCmd(t, "", append([]string{"keys", "create", "--project", "alpha", "--quiet", "--db", db}, args...)...)
 	return strings.TrimSpace(out)
