@@ -73,8 +73,10 @@ func (f ingestFlags) handler(cfg serveConfig, st edgelog.Store, keys httpapi.Key
 		}
 		limiter = ratelimit.NewMemory(ratelimit.Policy{Rate: rate, Burst: burst})
 	}
+	receiver := edgelog.New(st, rcfg)
+	closers = append([]func() error{receiver.Close}, closers...) // the committer first: it may write rejects
 	return httpapi.NewIngest(httpapi.IngestConfig{
-		Keys: keys, Receiver: edgelog.New(st, rcfg), Limiter: limiter,
+		Keys: keys, Receiver: receiver, Limiter: limiter,
 		MaxBatchBytes: *f.maxBatchBytes, StoreTimeout: max(cfg.storeTimeout, ingestStoreTimeout),
 		Logger: logger, AccessLog: accessLog, Metrics: metrics, OpenAPI: api.IngestJSON(),
 	}), closers, nil

@@ -85,10 +85,15 @@ type Receiver struct {
 	parsers     sync.Pool // of *ingest.EdgeParser made from regions; emptied when they change
 	version     uint64    // of regions, to tell a parser of old regions
 	rejectsMu   sync.Mutex
+
+	queue     chan *pending // batches for the committer (commit.go)
+	closed    chan struct{}
+	startOnce sync.Once
+	closeOnce sync.Once
 }
 
 // New returns a Receiver that writes into st. It reads the regions on its
-// first batch.
+// first batch, and starts its committer then; Close stops it.
 func New(st Store, cfg Config) *Receiver {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -96,7 +101,7 @@ func New(st Store, cfg Config) *Receiver {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Receiver{st: st, cfg: cfg}
+	return &Receiver{st: st, cfg: cfg, queue: make(chan *pending), closed: make(chan struct{})}
 }
 
 // versioned is a parser and the version of the regions it was made from.
@@ -196,8 +201,7 @@ func (r *Receiver) Receive(ctx context.Context, region string, body []byte) (Cou
 	}
 	start := time.Now()
 	if len(assets) > 0 {
-		err := r.st.Write(ctx, func(w cdnapi.Writer) error { return w.PutAssets(ctx, assets) })
-		if err != nil {
+		if err := r.commit(ctx, assets); err != nil {
 			r.cfg.Metrics.storeFailed(region)
 			return Counts{}, err
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -167,5 +168,63 @@ func TestReceiveStoreDown(t *testing.T) {
 	c, err := r.Receive(t.Context(), "FRA1", []byte(line(1, "FRA1", 200)+"\nbad\n"))
 	if err == nil || c != (edgelog.Counts{}) || rejects.Len() != 0 {
 		t.Errorf("Receive = %+v, %v, rejects %q; want an error and nothing", c, err, rejects.String())
+	}
+}
+
+// TestReceiveConcurrent sends batches from several senders at once, on
+// each engine: their commits are merged, and every line is one row.
+func TestReceiveConcurrent(t *testing.T) {
+	for _, engine := range teststore.Engines {
+		t.Run(engine.Name, func(t *testing.T) {
+			st := newStore(t, engine)
+			r := edgelog.New(st, edgelog.Config{})
+			defer r.Close()
+			const senders, batches, lines = 4, 10, 200
+			var wg sync.WaitGroup
+			for s := range senders {
+				wg.Go(func() {
+					for b := range batches {
+						var body strings.Builder
+						for l := range lines {
+							// Each batch repeats half of the previous one, as a retry would.
+							body.WriteString(line((s*batches+b)*lines/2+l, "FRA1", 200) + "\n")
+						}
+						if c, err := r.Receive(t.Context(), "FRA1", []byte(body.String())); err != nil || c.Taken != lines {
+							t.Errorf("Receive = %+v, %v", c, err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			ids := countAssets(t, st)
+			if want := (senders*batches + 1) * lines / 2; len(ids) != want {
+				t.Errorf("%d assets, want %d", len(ids), want)
+			}
+			for id, n := range ids {
+				if n != 1 {
+					t.Errorf("%s listed %d times", id, n)
+				}
+			}
+		})
+	}
+}
+
+// TestReceiveGivenUp: a batch whose request ended is not written, and an
+// error says so.
+func TestReceiveGivenUp(t *testing.T) {
+	st := newStore(t, teststore.Engines[0])
+	r := edgelog.New(st, edgelog.Config{})
+	defer r.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := r.Receive(ctx, "FRA1", []byte(line(1, "FRA1", 200))); err == nil {
+		t.Error("Receive with an ended context succeeded")
+	}
+	r.Close()
+	if _, err := r.Receive(t.Context(), "FRA1", []byte(line(2, "FRA1", 200))); err == nil {
+		t.Error("Receive after Close succeeded")
+	}
+	if n := len(countAssets(t, st)); n != 0 {
+		t.Errorf("%d assets written", n)
 	}
 }
