@@ -22,7 +22,7 @@ import (
 
 // startEdgeShipper starts syslog-ng with the shipped config, shipping the
 // log at logPath to the ingest listener at ingestAddr with key.
-func startEdgeShipper(t *testing.T, logPath, ingestAddr, key string) *syslogngtest.Shipper {
+func startEdgeShipper(t testing.TB, logPath, ingestAddr, key string) *syslogngtest.Shipper {
 	t.Helper()
 	conf, err := filepath.Abs("../../deploy/syslog-ng/cdnapi-edge.conf")
 	if err != nil {
