@@ -21,9 +21,9 @@ import (
 // the same lines, on each engine: EDGE_INGEST_LINES (default 200,000)
 // nginx lines with random request IDs, as $request_id is, either POSTed to
 // a real serve's ingest listener in batches of EDGE_INGEST_BATCH lines
-// (default 5,000, the batch-lines of deploy/syslog-ng/cdnapi-edge.conf),
+// (default 20,000, the batch-lines of deploy/syslog-ng/cdnapi-edge.conf),
 // gzip-encoded when EDGE_INGEST_GZIP=1, by EDGE_INGEST_SENDERS senders at
-// once (default 1, as syslog-ng's one worker), or read from a file by
+// once (default 2, as its workers), or read from a file by
 // `cdnapi follow --once`. Each starts from an empty database with the
 // regions; the two run in turns, and the benchmark reports each one's
 // lines/s and the ratio endpoint/follow (the issue's goal: 0.8 or more).
@@ -32,8 +32,8 @@ import (
 //	go test -run '^$' -bench EdgeIngest -benchtime 2x ./cmd/cdnapi/
 func BenchmarkEdgeIngest(b *testing.B) {
 	n := envInt("EDGE_INGEST_LINES", 200_000)
-	batch := envInt("EDGE_INGEST_BATCH", 5000)
-	senders := envInt("EDGE_INGEST_SENDERS", 1)
+	batch := envInt("EDGE_INGEST_BATCH", 20_000)
+	senders := envInt("EDGE_INGEST_SENDERS", 2)
 	gz := os.Getenv("EDGE_INGEST_GZIP") == "1"
 	var log bytes.Buffer
 	start := time.Now().Add(-time.Duration(n) * time.Second / 5000).UnixMilli()

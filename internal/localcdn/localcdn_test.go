@@ -20,6 +20,7 @@ import (
 	"github.com/cdnapi/cdnapi/internal/clamdtest"
 	"github.com/cdnapi/cdnapi/internal/nginx"
 	"github.com/cdnapi/cdnapi/internal/nginxtest"
+	"github.com/cdnapi/cdnapi/internal/syslogngtest"
 )
 
 var client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
@@ -42,7 +43,7 @@ func freeAddrs(t *testing.T) Addrs {
 		held = append(held, l)
 		return l.Addr().String()
 	}
-	a := Addrs{Origin: next(), API: next(), Edge: next(), Admin: next(), Upload: next(), UploadAuth: next()}
+	a := Addrs{Origin: next(), API: next(), Edge: next(), Admin: next(), Upload: next(), UploadAuth: next(), Ingest: next()}
 	for range Regions {
 		a.Edges = append(a.Edges, next())
 		a.Metrics = append(a.Metrics, next())
@@ -296,6 +297,54 @@ func TestUp(t *testing.T) {
 	}
 	if res, _ := get(t, "http://"+a.Edges[0]+"/eicar.com"); res.StatusCode != http.StatusNotFound {
 		t.Errorf("an edge answers %d for the EICAR file, want 404", res.StatusCode)
+	}
+}
+
+// TestUpShipped brings the CDN up with SIN1's edge shipping its log
+// through syslog-ng to serve's ingest address instead of a follower: a
+// request through SIN1 is listed, and every part answers.
+func TestUpShipped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds cdnapi and starts 12 processes")
+	}
+	nginxtest.Require(t)
+	syslogngtest.Require(t)
+	a := freeAddrs(t)
+	state := filepath.Join(t.TempDir(), "state.json")
+	var log bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	c, err := Up(ctx, Options{Repo: repo(t), StatePath: state, Addrs: a, Log: &log, Ship: "SIN1"})
+	if err != nil {
+		t.Fatalf("Up: %v\n%s", err, log.String())
+	}
+	t.Cleanup(func() {
+		if err := c.Down(); err != nil {
+			t.Errorf("Down: %v", err)
+		}
+	})
+	names := map[string]bool{}
+	for _, h := range c.Status(ctx) {
+		names[h.Name] = true
+		if !h.OK {
+			t.Errorf("Status: %s not OK: %s", h.Name, h.Detail)
+		}
+	}
+	if names["follow-SIN1"] || !names["syslog-ng-SIN1"] || !names["follow-FRA1"] {
+		t.Errorf("parts %v: want syslog-ng for SIN1 and followers for the others", names)
+	}
+	res, _ := get(t, "http://"+a.Edges[2]+"/static/js/app-001.js")
+	id := "ast_" + res.Header.Get("X-Request-Id")
+	u := fmt.Sprintf("http://%s/api/v1/assets?region=SIN1&limit=10", a.Edge)
+	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		_, body := get(t, u)
+		if strings.Contains(string(body), id) {
+			t.Logf("SIN1's request listed %v after its answer", time.Since(start).Round(time.Millisecond))
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("%s not listed in SIN1's assets within 30 s: %s", id, body)
+		}
 	}
 }
 
