@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cdnapi/cdnapi/internal/nginxtest"
+	"github.com/cdnapi/cdnapi/internal/pgtest"
 	"github.com/cdnapi/cdnapi/internal/syslogngtest"
 )
 
@@ -217,4 +218,58 @@ func TestSyslogNGEdgeServeKilled(t *testing.T) {
 			t.Logf("syslog-ng failed to send %d times while serve was down", strings.Count(shipper.Logs(), shipperFailure))
 		})
 	}
+}
+
+// TestSyslogNGStoreDown: while PostgreSQL is stopped, serve answers the
+// shipper's batches 503 and acknowledges none; syslog-ng keeps them and
+// sends them again, and once PostgreSQL is back every request is stored
+// exactly once.
+func TestSyslogNGStoreDown(t *testing.T) {
+	nginxtest.Require(t)
+	syslogngtest.Require(t)
+	cluster := pgtest.Start(t)
+	db := cluster.NewDatabase(t)
+	const files = 20
+	_, edge, _ := cdnOnLoopback(t, files)
+	mustRunCmd(t, demoRegionsNDJSON(t), "ingest", "regions", "--db", db)
+	key := newProjectKey(t, db, "--scope", "edge", "--region", "FRA1")
+	ingestAddr := freeAddr(t)
+	srv := startServe(t, nil, "--db", db, "--ingest-addr", ingestAddr)
+	shipper := startEdgeShipper(t, edge.LogPath(), ingestAddr, key)
+
+	served := load(t, edge.URL(), files, 200, func(int) {})
+	storedOnce(t, db, served, 30*time.Second, shipper.Logs)
+	metric := func(name string) float64 {
+		s, err := scrape(srv.admin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s[name]
+	}
+	taken := func() float64 { return metric(`cdnapi_edgelog_lines_total{region="FRA1",result="taken"}`) }
+	before := taken()
+
+	if err := cluster.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	for id := range load(t, edge.URL(), files, 300, func(int) {}) {
+		served[id] = true
+	}
+	// serve fails to commit a batch (and answers it 503) at least twice:
+	// syslog-ng sent it again. No batch is taken meanwhile.
+	deadline := time.Now().Add(60 * time.Second)
+	for metric(`cdnapi_edgelog_store_errors_total{region="FRA1"}`) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not fail to commit twice within 60 s of the store's stop; syslog-ng said:\n%s", shipper.Logs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if n := taken(); n != before {
+		t.Errorf("%v lines taken while the store was down", n-before)
+	}
+	if err := cluster.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	took := storedOnce(t, db, served, 60*time.Second, shipper.Logs)
+	t.Logf("%d requests stored once each, %v after the store came back", len(served), took.Round(time.Millisecond))
 }

@@ -44,9 +44,14 @@ func (r *Receiver) commit(ctx context.Context, assets []cdnapi.Asset) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	// Once queued, the outcome is waited for even when ctx ends: the
-	// committer answers every batch it took, within commitTimeout.
-	return <-p.done
+	select {
+	case err := <-p.done:
+		return err
+	case <-ctx.Done():
+		// Not acknowledged: the batch may still be committed with its
+		// group, and the shipper's retry then writes the same rows.
+		return ctx.Err()
+	}
 }
 
 // commitLoop commits queued batches until Close.
@@ -90,7 +95,21 @@ func (r *Receiver) commitGroup(group []*pending) {
 	if len(live) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	// The commit may take as long as its most patient sender waits, and
+	// never more than commitTimeout.
+	deadline := time.Now().Add(commitTimeout)
+	latest := time.Time{}
+	for _, p := range live {
+		if d, ok := p.ctx.Deadline(); ok && d.After(latest) {
+			latest = d
+		} else if !ok {
+			latest = deadline
+		}
+	}
+	if latest.After(deadline) {
+		latest = deadline
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), latest)
 	defer cancel()
 	err := r.st.Write(ctx, func(w cdnapi.Writer) error { return w.PutAssets(ctx, assets) })
 	for _, p := range live {
