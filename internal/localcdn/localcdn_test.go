@@ -300,29 +300,51 @@ func TestUp(t *testing.T) {
 	}
 }
 
-// TestUpShipped brings the CDN up with SIN1's edge shipping its log
-// through syslog-ng to serve's ingest address instead of a follower: a
-// request through SIN1 is listed, and every part answers.
-func TestUpShipped(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds cdnapi and starts 12 processes")
-	}
+// TestShippedEdge runs the CDN's second layout by hand, without the upload
+// path: SIN1's edge runs no follower, and syslog-ng, configured by the
+// repository's deploy/syslog-ng/cdnapi-edge.conf, ships its log to serve's
+// ingest address with an edge key; a request through SIN1 is listed, and
+// every part answers. (Up with Options.Ship starts the same parts, after
+// the upload path that TestUp covers.)
+func TestShippedEdge(t *testing.T) {
 	nginxtest.Require(t)
 	syslogngtest.Require(t)
 	a := freeAddrs(t)
-	state := filepath.Join(t.TempDir(), "state.json")
-	var log bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	c, err := Up(ctx, Options{Repo: repo(t), StatePath: state, Addrs: a, Log: &log, Ship: "SIN1"})
-	if err != nil {
-		t.Fatalf("Up: %v\n%s", err, log.String())
+	dir := t.TempDir()
+	c := &CDN{Dir: filepath.Join(dir, "cdn"), Repo: repo(t), DB: "sqlite:" + filepath.Join(dir, "cdn", "cdnapi.db"),
+		Origin: a.Origin, statePath: filepath.Join(dir, "state.json"), ship: "SIN1"}
+	for _, d := range []string{c.Dir, filepath.Join(c.uploadsRoot(), "incoming")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	t.Cleanup(func() {
 		if err := c.Down(); err != nil {
 			t.Errorf("Down: %v", err)
 		}
 	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	say := func(format string, args ...any) { t.Logf(format, args...) }
+	if _, _, err := writeOrigin(c.originRoot()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.build(ctx, say); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.loadRegions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.createEdgeKey(ctx, "SIN1", say); err != nil {
+		t.Fatal(err)
+	}
+	for _, start := range []func(context.Context, Addrs, func(string, ...any)) error{
+		c.startOrigin, c.startEdges, c.startFollowers, c.startServe, c.startShippers,
+	} {
+		if err := start(ctx, a, say); err != nil {
+			t.Fatal(err)
+		}
+	}
 	names := map[string]bool{}
 	for _, h := range c.Status(ctx) {
 		names[h.Name] = true
