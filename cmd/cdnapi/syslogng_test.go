@@ -273,3 +273,33 @@ func TestSyslogNGStoreDown(t *testing.T) {
 	took := storedOnce(t, db, served, 60*time.Second, shipper.Logs)
 	t.Logf("%d requests stored once each, %v after the store came back", len(served), took.Round(time.Millisecond))
 }
+
+// TestSyslogNGKeyNotYetLoaded: an edge key made after serve started is
+// refused (401) until serve reloads the keys; syslog-ng keeps the lines
+// and sends them again, rather than drop them as it does a 4xx by
+// default, and each request is then stored once.
+func TestSyslogNGKeyNotYetLoaded(t *testing.T) {
+	nginxtest.Require(t)
+	syslogngtest.Require(t)
+	const files = 20
+	_, edge, _ := cdnOnLoopback(t, files)
+	db := migratedDB(t, "later.db")
+	mustRunCmd(t, demoRegionsNDJSON(t), "ingest", "regions", "--db", db)
+	ingestAddr := freeAddr(t)
+	srv := startServe(t, nil, "--db", db, "--ingest-addr", ingestAddr)
+	key := newProjectKey(t, db, "--scope", "edge", "--region", "FRA1")
+	shipper := startEdgeShipper(t, edge.LogPath(), ingestAddr, key)
+	served := load(t, edge.URL(), files, 200, func(int) {})
+	storedOnce(t, db, served, 30*time.Second, shipper.Logs)
+	s, err := scrape(srv.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := s[`cdnapi_http_requests_total{code="401",listener="ingest",route="/api/v1/edge-logs"}`]
+	t.Logf("%v batches refused 401 before serve loaded the key", refused)
+	if refused == 0 {
+		// serve reloads the keys 5 s after its start; the first batch goes
+		// half a second after the first request.
+		t.Error("no batch was refused: serve loaded the key before syslog-ng's first batch, and the retry of a 401 went untested")
+	}
+}
