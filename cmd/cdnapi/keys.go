@@ -132,7 +132,9 @@ func createKey(ctx context.Context, env *environment, st store, cfg keysConfig, 
 		scope += " of region " + rec.Region
 	}
 	fmt.Fprintf(env.stderr, "created %s for project %s, scope %s; the key above is shown only once\n", rec.ID, rec.Project, scope)
-	if !cfg.quiet {
+	// An edge key sends assets, which belong to regions, not to projects:
+	// its project's files say nothing about it.
+	if !cfg.quiet && rec.Scope != cdnapi.ScopeEdge {
 		warnEmptyProject(ctx, env, st, rec.Project)
 	}
 	return nil

@@ -29,8 +29,8 @@ func TestKeysCommand(t *testing.T) {
 	}
 
 	_, errOut = mustRunCmd(t, "", "keys", "create", "--project", "delta", "--scope", "edge", "--region", "FRA1", "--db", db)
-	if !strings.Contains(errOut, "scope edge of region FRA1") {
-		t.Errorf("keys create --scope edge --region FRA1 said %q on stderr", errOut)
+	if !strings.Contains(errOut, "scope edge of region FRA1") || strings.Contains(errOut, "warning") {
+		t.Errorf("keys create --scope edge --region FRA1 said %q on stderr, want its scope and region and no warning of files", errOut)
 	}
 
 	out, _ = mustRunCmd(t, "", "keys", "list", "--db", db)
