@@ -14,6 +14,7 @@ type APIKey struct {
 	Prefix    string   // the key's first characters ("cdk_AbC9"), shown to match a key to its ID; "" for keys made before it was kept
 	Project   string   // the project whose files the key lists
 	Scope     KeyScope // what the key may do; "" is read, as for keys made before scopes
+	Region    string   // an edge key's region code ("FRA1"), the only region whose lines it may send; "" for other scopes
 	Label     string   // an operator's note, may be empty
 	CreatedAt time.Time
 	ExpiresAt time.Time // zero: never expires
@@ -56,10 +57,27 @@ func (s KeyScope) OrRead() KeyScope {
 }
 
 // KeyIdentity is what a verified key says about the request that carries
-// it: the key's ID, its project and its scope, never the key itself.
+// it: the key's ID, its project, its scope and, for an edge key, its
+// region; never the key itself.
 type KeyIdentity struct {
 	ID, Project string
 	Scope       KeyScope
+	Region      string // ScopeEdge: the one region whose lines the key may send; else ""
+}
+
+// CheckKeyRegion reports what is wrong with region for a key of scope: an
+// edge key is bound to exactly one region, so it needs a well-formed code,
+// and any other key takes none. It returns "" when the pair is valid.
+func CheckKeyRegion(scope KeyScope, region string) string {
+	switch {
+	case scope.OrRead() == ScopeEdge && region == "":
+		return "an edge key needs the region whose lines it sends, such as FRA1"
+	case scope.OrRead() == ScopeEdge && !ValidRegionCode(region):
+		return "a region code is three upper-case letters and a digit, such as FRA1"
+	case scope.OrRead() != ScopeEdge && region != "":
+		return "only an edge key is bound to a region"
+	}
+	return ""
 }
 
 // CanaryProject is the project reserved for the status evaluator's upload

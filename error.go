@@ -17,6 +17,8 @@ const (
 	CodePermissionDenied       = "permission_denied"
 	CodeNotFound               = "not_found"
 	CodeMethodNotAllowed       = "method_not_allowed"
+	CodeBodyTooLarge           = "body_too_large"
+	CodeEncodingUnsupported    = "encoding_unsupported"
 	CodeRateLimited            = "rate_limited"
 	CodeInternal               = "internal_error"
 	CodeStorageUnavailable     = "storage_unavailable"

@@ -15,6 +15,18 @@ import (
 //go:embed openapi.yaml
 var docYAML []byte
 
+//go:embed ingest.yaml
+var ingestYAML []byte
+
+// ingestJSON is the ingest address's own document (serve --ingest-addr),
+// converted at init as docJSON is.
+var ingestJSON = mustJSON(ingestYAML)
+
+// IngestJSON returns the OpenAPI document of the ingest address, where
+// edges send their log lines, as compact JSON. The caller must not modify
+// the returned slice.
+func IngestJSON() []byte { return ingestJSON }
+
 // docJSON is converted at init rather than on first use: a broken document
 // then stops the program (and every test) at start, never a request.
 var docJSON = mustJSON(docYAML)

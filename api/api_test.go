@@ -252,3 +252,28 @@ func sameSet(a, b []string) bool {
 	slices.Sort(b)
 	return slices.Equal(a, b)
 }
+
+// TestIngestDocument checks the ingest address's document against the
+// codes its handler answers and the fields of a batch's answer.
+func TestIngestDocument(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(api.IngestJSON(), &doc); err != nil {
+		t.Fatalf("IngestJSON() is not JSON: %v", err)
+	}
+	if at(t, doc, "openapi") != "3.1.0" {
+		t.Error("the ingest document is not OpenAPI 3.1.0")
+	}
+	schemas := at(t, doc, "components", "schemas")
+	codes := []string{
+		cdnapi.CodeParameterInvalid, cdnapi.CodeAuthenticationRequired, cdnapi.CodeAPIKeyInvalid,
+		cdnapi.CodePermissionDenied, cdnapi.CodeNotFound, cdnapi.CodeMethodNotAllowed, cdnapi.CodeBodyTooLarge,
+		cdnapi.CodeEncodingUnsupported, cdnapi.CodeRateLimited, cdnapi.CodeInternal, cdnapi.CodeStorageUnavailable,
+	}
+	if got := strs(t, at(t, schemas, "Error", "properties", "error", "properties", "code", "enum")); !sameSet(got, codes) {
+		t.Errorf("the ingest document's error codes are %v, want %v", got, codes)
+	}
+	if got := strs(t, at(t, schemas, "LogLine", "properties", "upstream_cache_status", "enum")); len(got) != 8 || got[0] != "" {
+		t.Errorf("LogLine's upstream_cache_status is %v, want nginx's 7 values and empty", got)
+	}
+	at(t, doc, "paths", "/api/v1/edge-logs", "post")
+}

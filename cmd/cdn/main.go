@@ -50,6 +50,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	api := fs.String("api-addr", def.API, "up: serve's API address")
 	edge := fs.String("edge-addr", def.Edge, "up: serve's edge address (regions, assets)")
 	admin := fs.String("admin-addr", def.Admin, "up: serve's admin address")
+	ship := fs.String("ship", "", "up: a region (such as SIN1) whose edge runs no follower: syslog-ng ships its log to serve's ingest address, on the port after serve's upload authorization")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -64,7 +65,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		addrs := localcdn.Ports(*base)
 		addrs.API, addrs.Edge, addrs.Admin = *api, *edge, *admin
-		c, err := localcdn.Up(ctx, localcdn.Options{Repo: repo, StatePath: *state, Addrs: addrs, Log: stderr})
+		c, err := localcdn.Up(ctx, localcdn.Options{Repo: repo, StatePath: *state, Addrs: addrs, Log: stderr, Ship: *ship})
 		if err != nil {
 			return err
 		}

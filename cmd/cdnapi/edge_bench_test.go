@@ -17,6 +17,7 @@ import (
 
 	"github.com/cdnapi/cdnapi/internal/nginx"
 	"github.com/cdnapi/cdnapi/internal/nginxtest"
+	"github.com/cdnapi/cdnapi/internal/syslogngtest"
 )
 
 // BenchmarkEdgeLag measures how long a request served by a real nginx edge
@@ -37,6 +38,11 @@ import (
 // With EDGE_LOAD=wrk, wrk drives FRA1 instead of the Go client, paced
 // to EDGE_RATE, or as fast as it can with EDGE_RATE=0: what this machine
 // can push through nginx beside the followers and serve.
+//
+// With EDGE_SHIP=syslog-ng, no follower runs: each edge's log is shipped
+// by a real syslog-ng, configured by deploy/syslog-ng/cdnapi-edge.conf,
+// to serve's ingest address with an edge key of its region, so the delay
+// counts the shipper's batching (batch-timeout 500 ms) and the HTTP batch.
 func BenchmarkEdgeLag(b *testing.B) {
 	for _, engine := range edgeEngines {
 		b.Run(engine.name, func(b *testing.B) {
@@ -62,13 +68,25 @@ func benchEdgeLag(b *testing.B, dsnFor func(t testing.TB) string) {
 	iad := nginxtest.StartEdge(b, nginx.Edge{Region: "IAD1", Origin: origin.URL()})
 	db := dsnFor(t)
 	mustRunCmd(t, demoRegionsNDJSON(t), "ingest", "regions", "--db", db)
-	followInProcess(t, "--db", db, fra.LogPath())
-	followInProcess(t, "--db", db, iad.LogPath())
 	ttl := os.Getenv("EDGE_PAGE_CACHE_TTL")
 	if ttl == "" {
 		ttl = "250ms" // serve's default
 	}
-	srv := startServe(t, nil, "--db", db, "--page-cache-ttl", ttl)
+	var srv *server
+	if os.Getenv("EDGE_SHIP") == "syslog-ng" {
+		syslogngtest.Require(b)
+		ingestAddr := freeAddr(t)
+		// The keys before serve, whose first load of the keys holds them.
+		fraKey := newProjectKey(t, db, "--scope", "edge", "--region", "FRA1")
+		iadKey := newProjectKey(t, db, "--scope", "edge", "--region", "IAD1")
+		srv = startServe(t, nil, "--db", db, "--page-cache-ttl", ttl, "--ingest-addr", ingestAddr)
+		startEdgeShipper(t, fra.LogPath(), ingestAddr, fraKey)
+		startEdgeShipper(t, iad.LogPath(), ingestAddr, iadKey)
+	} else {
+		followInProcess(t, "--db", db, fra.LogPath())
+		followInProcess(t, "--db", db, iad.LogPath())
+		srv = startServe(t, nil, "--db", db, "--page-cache-ttl", ttl)
+	}
 
 	stop := make(chan struct{})
 	var sent atomic.Int64

@@ -123,7 +123,7 @@ func openTestStore(t testing.TB, dsn string) store {
 }
 
 // storedAssetIDs returns the IDs of every asset in the store at dsn, sorted.
-func storedAssetIDs(t *testing.T, dsn string) []string {
+func storedAssetIDs(t testing.TB, dsn string) []string {
 	t.Helper()
 	st := openTestStore(t, dsn)
 	var ids []string

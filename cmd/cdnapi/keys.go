@@ -13,13 +13,14 @@ import (
 	"github.com/cdnapi/cdnapi/internal/auth"
 )
 
-const keysSynopsis = `keys create --project NAME [--scope read|upload|edge] [--name LABEL] [--expires-in DURATION] [--quiet] | list [--project NAME] | revoke ID|KEY  [--db DSN]
+const keysSynopsis = `keys create --project NAME [--scope read|upload|edge [--region CODE]] [--name LABEL] [--expires-in DURATION] [--quiet] | list [--project NAME] | revoke ID|KEY  [--db DSN]
 
 API keys authenticate requests when serve runs with --auth required. A
 key belongs to one project and has a scope: read (the default) lists the
 project's files, regions and assets; upload writes into the project's
 origin through the upload service; edge sends one region's edge log lines
-to the ingest address. A key does nothing its scope does not name. create
+to the ingest address, and is bound to that region by --region (required
+for edge, refused for the others). A key does nothing its scope does not name. create
 prints the new key, once, alone on stdout: the store keeps only its
 SHA-256 hash. A key revoked or expired is
 refused by every serving process within 5 seconds. list shows each key's
@@ -32,6 +33,7 @@ type keysConfig struct {
 	arg       string // revoke's key ID, or the key itself
 	project   string
 	scope     cdnapi.KeyScope
+	region    string // edge: the one region whose lines the key may send
 	label     string
 	expiresIn time.Duration
 	quiet     bool
@@ -46,6 +48,7 @@ func parseKeysConfig(env *environment, args []string) (keysConfig, error) {
 	c.db = addStoreFlags(fs, fewWrites)
 	fs.StringVar(&c.project, "project", "", "create: the project of the key (required); list: show only this project's keys")
 	scope := fs.String("scope", string(cdnapi.ScopeRead), "create: what the key may do: read (list files, regions and assets), upload or edge")
+	fs.StringVar(&c.region, "region", "", "create: with --scope edge (and only then), the region whose lines the key may send, such as FRA1")
 	fs.StringVar(&c.label, "name", "", "create: a label for the key, such as who holds it")
 	fs.DurationVar(&c.expiresIn, "expires-in", 0, "create: how long the key is valid, e.g. 720h (default: until revoked)")
 	fs.BoolVar(&c.quiet, "quiet", false, "create: no warning when the project holds no files")
@@ -64,6 +67,9 @@ func parseKeysConfig(env *environment, args []string) (keysConfig, error) {
 		c.scope = cdnapi.KeyScope(*scope)
 		if !c.scope.Valid() {
 			return c, usageError{fmt.Sprintf("keys create: --scope must be %s, not %q", scopeChoices(), *scope)}
+		}
+		if msg := cdnapi.CheckKeyRegion(c.scope, c.region); msg != "" {
+			return c, usageError{"keys create: --region: " + msg}
 		}
 		if c.expiresIn < 0 {
 			return c, usageError{"keys create: --expires-in must not be negative"}
@@ -116,12 +122,19 @@ func createKey(ctx context.Context, env *environment, st store, cfg keysConfig, 
 		expires = now.Add(cfg.expiresIn)
 	}
 	key, rec := auth.NewKey(cfg.project, cfg.scope, cfg.label, now, expires)
+	rec.Region = cfg.region
 	if err := st.CreateKey(ctx, rec); err != nil {
 		return fmt.Errorf("keys create: %w", err)
 	}
 	fmt.Fprintln(env.stdout, key)
-	fmt.Fprintf(env.stderr, "created %s for project %s, scope %s; the key above is shown only once\n", rec.ID, rec.Project, rec.Scope)
-	if !cfg.quiet {
+	scope := string(rec.Scope)
+	if rec.Region != "" {
+		scope += " of region " + rec.Region
+	}
+	fmt.Fprintf(env.stderr, "created %s for project %s, scope %s; the key above is shown only once\n", rec.ID, rec.Project, scope)
+	// An edge key sends assets, which belong to regions, not to projects:
+	// its project's files say nothing about it.
+	if !cfg.quiet && rec.Scope != cdnapi.ScopeEdge {
 		warnEmptyProject(ctx, env, st, rec.Project)
 	}
 	return nil
@@ -195,7 +208,7 @@ func keyID(ctx context.Context, st cdnapi.KeyStore, arg string) (string, error) 
 // characters only (PREFIX), which give away 24 of its 190 bits.
 func printKeys(env *environment, keys []cdnapi.APIKey, now time.Time) {
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPREFIX\tPROJECT\tSCOPE\tNAME\tCREATED\tEXPIRES\tLAST USED\tREVOKED")
+	fmt.Fprintln(tw, "ID\tPREFIX\tPROJECT\tSCOPE\tREGION\tNAME\tCREATED\tEXPIRES\tLAST USED\tREVOKED")
 	for _, k := range keys {
 		label := "-"
 		if k.Label != "" {
@@ -216,7 +229,11 @@ func printKeys(env *environment, keys []cdnapi.APIKey, now time.Time) {
 			// records no earlier than the creation; older rows may hold it.
 			used = k.CreatedAt
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, prefix, k.Project, k.Scope.OrRead(), label,
+		region := "-"
+		if k.Region != "" {
+			region = k.Region
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, prefix, k.Project, k.Scope.OrRead(), region, label,
 			cdnapi.Timestamp(k.CreatedAt), expires, orDash(used, "never"), orDash(k.RevokedAt, "-"))
 	}
 	tw.Flush()

@@ -28,14 +28,20 @@ func TestKeysCommand(t *testing.T) {
 		t.Errorf("keys create --scope upload said %q on stderr", errOut)
 	}
 
+	_, errOut = mustRunCmd(t, "", "keys", "create", "--project", "delta", "--scope", "edge", "--region", "FRA1", "--db", db)
+	if !strings.Contains(errOut, "scope edge of region FRA1") || strings.Contains(errOut, "warning") {
+		t.Errorf("keys create --scope edge --region FRA1 said %q on stderr, want its scope and region and no warning of files", errOut)
+	}
+
 	out, _ = mustRunCmd(t, "", "keys", "list", "--db", db)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
+	edge := regexp.MustCompile(`(?m)^key_\w+ +cdk_\w{4}… +delta +edge +FRA1 +- +\S+Z +never +never +-$`)
 	// PREFIX is the key's first 8 characters, enough to match a key found
 	// in a log to its ID.
-	alpha := regexp.MustCompile(`(?m)^` + id + ` +` + regexp.QuoteMeta(key[:8]) + `… +alpha +read +"ci deploy" +\S+Z +never +never +-$`)
-	beta := regexp.MustCompile(`(?m)^key_\w+ +cdk_\w{4}… +beta +upload +- +\S+Z +\S+Z +never +-$`)
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "ID ") || !strings.Contains(lines[0], " SCOPE ") ||
-		!alpha.MatchString(out) || !beta.MatchString(out) {
+	alpha := regexp.MustCompile(`(?m)^` + id + ` +` + regexp.QuoteMeta(key[:8]) + `… +alpha +read +- +"ci deploy" +\S+Z +never +never +-$`)
+	beta := regexp.MustCompile(`(?m)^key_\w+ +cdk_\w{4}… +beta +upload +- +- +\S+Z +\S+Z +never +-$`)
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "ID ") || !regexp.MustCompile(` SCOPE +REGION `).MatchString(lines[0]) ||
+		!alpha.MatchString(out) || !beta.MatchString(out) || !edge.MatchString(out) {
 		t.Errorf("keys list printed\n%s", out)
 	}
 	hash := auth.Hash(key)
@@ -81,6 +87,10 @@ func TestKeysCommand(t *testing.T) {
 		{"negative expiry", []string{"keys", "create", "--project", "a", "--expires-in", "-1h"}, true, "--expires-in"},
 		{"bogus scope", []string{"keys", "create", "--project", "a", "--scope", "bogus"}, true, "--scope must be read, upload or edge, not \"bogus\""},
 		{"empty scope", []string{"keys", "create", "--project", "a", "--scope", ""}, true, "--scope must be read, upload or edge"},
+		{"edge without region", []string{"keys", "create", "--project", "a", "--scope", "edge"}, true, "--region: an edge key needs the region"},
+		{"edge, bad region", []string{"keys", "create", "--project", "a", "--scope", "edge", "--region", "fra1"}, true, "--region: a region code is three upper-case letters"},
+		{"read with region", []string{"keys", "create", "--project", "a", "--region", "FRA1"}, true, "--region: only an edge key is bound to a region"},
+		{"upload with region", []string{"keys", "create", "--project", "a", "--scope", "upload", "--region", "FRA1"}, true, "--region: only an edge key"},
 		{"canary project", []string{"keys", "create", "--project", "cdnapi-canary"}, true, "--project cdnapi-canary is reserved"},
 		{"unknown key", []string{"keys", "revoke", "key_nope"}, false, "there is no key key_nope"},
 		{"not an ID", []string{"keys", "revoke", "cdk_short"}, true, "want a key ID"},

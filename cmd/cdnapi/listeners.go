@@ -23,10 +23,12 @@ type listener struct {
 }
 
 // listeners are serve's addresses: the public API, the public edge, the
-// private admin one, and the upload server's authorization when it is on.
+// private admin one, the upload server's authorization and the edges'
+// log ingest when they are on.
 type listeners struct {
 	api, edge, admin *listener
 	uploadAuth       *listener // nil: off
+	ingest           *listener // nil: off
 }
 
 // all returns the listeners in the order they are bound and logged.
@@ -34,6 +36,9 @@ func (ls listeners) all() []*listener {
 	all := []*listener{ls.api, ls.edge, ls.admin}
 	if ls.uploadAuth != nil {
 		all = append(all, ls.uploadAuth)
+	}
+	if ls.ingest != nil {
+		all = append(all, ls.ingest)
 	}
 	return all
 }

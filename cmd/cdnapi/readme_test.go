@@ -140,3 +140,26 @@ func TestLoadingDataREADMEExample(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMELogFormat: the log_format the docs show (docs/data.md,
+// "Following edges"), which the rejection of a combined line points to, is
+// the shipped one.
+func TestREADMELogFormat(t *testing.T) {
+	conf, err := os.ReadFile("../../deploy/nginx/cdnapi-log.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, format, ok := strings.Cut(string(conf), "log_format cdnapi")
+	if !ok {
+		t.Fatal("deploy/nginx/cdnapi-log.conf has no log_format cdnapi")
+	}
+	readme, err := os.ReadFile("../../docs/data.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "\n## Following edges\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	if !strings.Contains(section, "```nginx\nlog_format cdnapi"+strings.TrimRight(format, "\n ")+"\n```") {
+		t.Error(`docs/data.md's "Following edges" does not show the log_format of deploy/nginx/cdnapi-log.conf`)
+	}
+}

@@ -56,6 +56,7 @@ type serveConfig struct {
 	guard                        guardFlags
 	webhooks                     *webhookFlags
 	uploads                      uploadFlags
+	ingest                       ingestFlags
 }
 
 // parseServeConfig parses serve's arguments and checks the values.
@@ -88,6 +89,7 @@ func parseServeConfig(env *environment, args []string) (serveConfig, error) {
 	c.guard = addGuardFlags(fs)
 	c.webhooks = addWebhookFlags(fs)
 	c.uploads = addUploadFlags(fs)
+	c.ingest = addIngestFlags(fs)
 	if err := parseFlags(fs, args, env.getenv); err != nil {
 		return c, err
 	}
@@ -111,6 +113,9 @@ func (c serveConfig) validate() error {
 		return err
 	}
 	if err := validatePublicURL(c.publicURL); err != nil {
+		return err
+	}
+	if err := c.ingest.validate(); err != nil {
 		return err
 	}
 	if c.pageCacheTTL < 0 || c.shutdownDelay < 0 {

@@ -43,6 +43,7 @@ type service struct {
 	streams   *httpapi.StatusStreams
 	uploads   *uploadPath
 	keys      cdnapi.KeyStore // where the canary's key is revoked at stop
+	closers   []func() error  // once every listener has stopped
 }
 
 // wireServe builds everything serve runs from cfg and the open store, and
@@ -66,9 +67,9 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 		return nil, err
 	}
 	keys := guard.keys
-	if *cfg.uploads.authAddr != "" && keys == nil {
-		// The upload server's authorization checks keys whether or not
-		// the read API asks for them.
+	if (*cfg.uploads.authAddr != "" || *cfg.ingest.addr != "") && keys == nil {
+		// The upload server's authorization and the ingest listener check
+		// keys whether or not the read API asks for them.
 		if keys, err = guard.addVerifier(ctx, st, logger); err != nil {
 			return nil, err
 		}
@@ -95,6 +96,9 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 	}
 	if *cfg.uploads.authAddr != "" {
 		svc.listeners.uploadAuth = &listener{name: "upload-auth", addr: *cfg.uploads.authAddr}
+	}
+	if *cfg.ingest.addr != "" {
+		svc.listeners.ingest = &listener{name: "ingest", addr: *cfg.ingest.addr}
 	}
 	if cfg.assetRetention > 0 {
 		svc.pruner = retention.New(st, retention.Config{Retention: cfg.assetRetention, Interval: cfg.pruneInterval, Logger: logger})
@@ -173,6 +177,17 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 			Keys: keys, Tree: up.tree, Logger: logger, AccessLog: accessLog, Metrics: metrics,
 		}), logger, svc.draining)
 	}
+	if l := svc.listeners.ingest; l != nil {
+		h, closers, err := cfg.ingest.handler(cfg, st, keys, registry, metrics, logger, accessLog)
+		if err != nil {
+			for _, l := range svc.listeners.all() {
+				l.l.Close()
+			}
+			return nil, err
+		}
+		l.srv = newServer(h, logger, svc.draining)
+		svc.closers = append(svc.closers, closers...)
+	}
 	return svc, nil
 }
 
@@ -229,6 +244,9 @@ func (svc *service) run(ctx context.Context) error {
 		stopPruning()
 	}
 	err := serveUntilDone(ctx, svc.logger, svc.listeners.all(), drain)
+	for _, c := range svc.closers {
+		c()
+	}
 	stopEval()
 	evaluating.Wait()
 	pruning.Wait()

@@ -94,6 +94,11 @@ func TestVerify(t *testing.T) {
 	alpha, alphaRec := newKey(t, st, "alpha", now, time.Time{})
 	beta, betaRec := newKey(t, st, "beta", now, now.Add(time.Hour))
 	upload, uploadRec := newScopedKey(t, st, "alpha", cdnapi.ScopeUpload, now, time.Time{})
+	edge, edgeRec := NewKey("alpha", cdnapi.ScopeEdge, "", now, time.Time{})
+	edgeRec.Region = "FRA1"
+	if err := st.CreateKey(t.Context(), edgeRec); err != nil {
+		t.Fatal(err)
+	}
 	revoked, revokedRec := newKey(t, st, "alpha", now, time.Time{})
 	if err := st.RevokeKey(t.Context(), revokedRec.ID, now); err != nil {
 		t.Fatal(err)
@@ -114,6 +119,7 @@ func TestVerify(t *testing.T) {
 		{"alpha", alpha, cdnapi.KeyIdentity{ID: alphaRec.ID, Project: "alpha", Scope: cdnapi.ScopeRead}},
 		{"beta", beta, cdnapi.KeyIdentity{ID: betaRec.ID, Project: "beta", Scope: cdnapi.ScopeRead}},
 		{"upload", upload, cdnapi.KeyIdentity{ID: uploadRec.ID, Project: "alpha", Scope: cdnapi.ScopeUpload}},
+		{"edge", edge, cdnapi.KeyIdentity{ID: edgeRec.ID, Project: "alpha", Scope: cdnapi.ScopeEdge, Region: "FRA1"}},
 		{"revoked", revoked, cdnapi.KeyIdentity{}},
 		{"unknown", unknown, cdnapi.KeyIdentity{}},
 		{"malformed", "cdk_nope", cdnapi.KeyIdentity{}},

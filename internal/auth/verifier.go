@@ -139,7 +139,7 @@ func (v *Verifier) Run(ctx context.Context) {
 	}
 }
 
-// Verify returns the identity of key (its ID, project and scope) when it
+// Verify returns the identity of key (its ID, project, scope and region) when it
 // is a known key, neither revoked nor expired at now, the time of the
 // request. A key stored without a scope is a read key. It never does I/O.
 func (v *Verifier) Verify(key string, now time.Time) (cdnapi.KeyIdentity, bool) {
@@ -164,7 +164,7 @@ func (v *Verifier) Verify(key string, now time.Time) (cdnapi.KeyIdentity, bool) 
 		return cdnapi.KeyIdentity{}, false
 	}
 	v.recordUse(found, now)
-	return cdnapi.KeyIdentity{ID: found.key.ID, Project: found.key.Project, Scope: found.key.Scope.OrRead()}, true
+	return cdnapi.KeyIdentity{ID: found.key.ID, Project: found.key.Project, Scope: found.key.Scope.OrRead(), Region: found.key.Region}, true
 }
 
 // recordUse notes a use of e, at most once per key and minute, so that the

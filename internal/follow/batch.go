@@ -19,6 +19,7 @@ type batch struct {
 	// rejectBytes is the size of rejects: a batch holds at most
 	// maxRejectBytes of them (see read).
 	rejectBytes int
+	why         error       // why the first of rejects was rejected
 	at          []time.Time // when each asset's request was logged, for the delay histogram
 	lines       int64
 	skipped     int64 // of which refused are nginx's own refusals
@@ -122,6 +123,9 @@ func (f *follower) add(ctx context.Context, b *batch, line []byte, tooLong bool)
 			f.log.Warn("rejected a line of the log", "err",
 				fmt.Sprintf("the line is longer than %d bytes", ingest.MaxLineBytes), "starts", string(line[:min(len(line), 80)]))
 		}
+		if b.why == nil {
+			b.why = fmt.Errorf("longer than %d bytes", ingest.MaxLineBytes)
+		}
 		b.reject(line)
 		return
 	}
@@ -137,6 +141,9 @@ func (f *follower) add(ctx context.Context, b *batch, line []byte, tooLong bool)
 	case err != nil:
 		if len(b.rejects) == 0 { // one line of the log per batch is enough
 			f.log.Warn("rejected a line of the log", "err", err)
+		}
+		if b.why == nil {
+			b.why = err
 		}
 		b.reject(line)
 	case !req.Listed:
@@ -185,6 +192,11 @@ func (f *follower) commit(ctx context.Context, pos cdnapi.LogPosition, batches <
 			return nil
 		}
 		f.cfg.Metrics.committed(b, next, time.Since(start), f.cfg.Now())
+		f.linesRun += b.lines
+		f.rejectedRun += int64(len(b.rejects))
+		if f.whyRun == nil {
+			f.whyRun = b.why
+		}
 		if pos.Inode != 0 && !next.SameFile(pos) {
 			f.log.Info("following a new file", "file", next.Path, "inode", next.Inode)
 		}

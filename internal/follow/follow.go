@@ -125,6 +125,12 @@ func (c *Config) defaults() error {
 // ErrLocked is Run's error when another follower reads the log.
 var ErrLocked = errLocked
 
+// ErrAllRejected is wrapped in Run's error when, with StopAtEnd, the lines
+// it committed were all rejected: a log in another format (nginx's default
+// combined) is a mistake to say, not a backfill that worked. The error
+// says why the first line was rejected.
+var ErrAllRejected = errors.New("every line read was rejected")
+
 // Run follows the log until ctx ends (or, with StopAtEnd, until all of it
 // is committed). It returns nil then, having committed what it had read.
 // It returns an error when it cannot go on: the log is followed by another
@@ -135,7 +141,13 @@ func Run(ctx context.Context, st Store, cfg Config) error {
 		return err
 	}
 	f := &follower{st: st, cfg: cfg, log: cfg.Logger.With("stream", cfg.Stream)}
-	return f.run(ctx)
+	if err := f.run(ctx); err != nil {
+		return err
+	}
+	if cfg.StopAtEnd && f.linesRun > 0 && f.rejectedRun == f.linesRun && ctx.Err() == nil {
+		return fmt.Errorf("follow %s: %w: all %d lines; the first: %v", cfg.Path, ErrAllRejected, f.linesRun, f.whyRun)
+	}
+	return nil
 }
 
 type follower struct {
@@ -147,6 +159,11 @@ type follower struct {
 	regionsRead time.Time // when the parser's regions were read
 
 	committing atomic.Bool // the committer is writing a batch
+
+	// What this run committed, for StopAtEnd's verdict: the committer
+	// alone writes them.
+	linesRun, rejectedRun int64
+	whyRun                error // why the first line rejected was
 }
 
 func (f *follower) run(ctx context.Context) error {

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/follow"
 	"github.com/cdnapi/cdnapi/internal/sqlite"
+	"github.com/cdnapi/cdnapi/internal/teststore"
 )
 
 // TestFollowerLetsOperatorsWrite: a follower catching up on a long log
@@ -83,5 +85,27 @@ func TestFollowerLetsOperatorsWrite(t *testing.T) {
 	}
 	if err := <-followed; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOnceAllRejected: a backfill of a log in nginx's combined format
+// commits nothing and fails, saying why in one line; one good line among
+// the bad ones makes it a backfill that worked.
+func TestOnceAllRejected(t *testing.T) {
+	st := newStore(t, teststore.Engines[0]) // SQLite
+	e := newEdge(t, t.TempDir())
+	e.write(`192.0.2.1 - - [25/Nov/2025:12:03:07 +0000] "GET /a HTTP/1.1" 200 5 "-" "curl/8"` + "\n" +
+		`192.0.2.1 - - [25/Nov/2025:12:03:08 +0000] "GET /b HTTP/1.1" 200 5 "-" "curl/8"` + "\n")
+	cfg := fastConfig(e.path)
+	cfg.StopAtEnd = true
+	err := follow.Run(t.Context(), st, cfg)
+	if !errors.Is(err, follow.ErrAllRejected) || !strings.Contains(err.Error(), "all 2 lines") ||
+		!strings.Contains(err.Error(), "combined") || !strings.Contains(err.Error(), "deploy/nginx/cdnapi-log.conf") ||
+		strings.Contains(err.Error(), "\n") {
+		t.Fatalf("Run = %v, want ErrAllRejected naming combined and the log_format", err)
+	}
+	e.log(1)
+	if err := follow.Run(t.Context(), st, cfg); err != nil {
+		t.Fatalf("Run with one good line of three = %v", err)
 	}
 }

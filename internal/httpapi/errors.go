@@ -22,6 +22,8 @@ var errorStatus = map[string]int{
 	cdnapi.CodePermissionDenied:       http.StatusForbidden,
 	cdnapi.CodeNotFound:               http.StatusNotFound,
 	cdnapi.CodeMethodNotAllowed:       http.StatusMethodNotAllowed,
+	cdnapi.CodeBodyTooLarge:           http.StatusRequestEntityTooLarge,
+	cdnapi.CodeEncodingUnsupported:    http.StatusUnsupportedMediaType,
 	cdnapi.CodeRateLimited:            http.StatusTooManyRequests,
 	cdnapi.CodeInternal:               http.StatusInternalServerError,
 	cdnapi.CodeStorageUnavailable:     http.StatusServiceUnavailable,
@@ -98,7 +100,9 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	h.Set("Content-Length", strconv.Itoa(len(*buf)))
 	switch status {
 	case http.StatusMethodNotAllowed:
-		h.Set("Allow", allowedMethods)
+		if h.Get("Allow") == "" { // the ingest listener's route takes POST
+			h.Set("Allow", allowedMethods)
+		}
 	case http.StatusUnauthorized:
 		if h.Get("WWW-Authenticate") == "" {
 			h.Set("WWW-Authenticate", `Bearer realm="cdnapi"`)

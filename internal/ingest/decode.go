@@ -39,7 +39,15 @@ type schema struct {
 	noun     string   // "file", "asset", "region"
 	fields   []string // the JSON names
 	optional uint64   // bit i set: fields[i] may be missing
-	want     []string // what each field must hold
+	// extra: members that are not fields are ignored rather than refused,
+	// for lines whose producer adds its own (an nginx log_format that also
+	// carries the client address for another tool). A field given twice
+	// is still an error.
+	extra bool
+	want  []string // what each field must hold
+	// notJSON, when set, may explain a line that is not JSON better than
+	// a syntax error: a line of another known format. nil: not that.
+	notJSON func(line []byte) error
 }
 
 // decodeLine checks that line is one JSON object whose members are fields
@@ -57,6 +65,11 @@ func (s *schema) decodeLine(line []byte, vals []rawValue) error {
 			Want: "no byte-order mark, or only one at the start of the input"}
 	}
 	if !json.Valid(line) {
+		if s.notJSON != nil {
+			if err := s.notJSON(line); err != nil {
+				return err
+			}
+		}
 		return syntaxError(line)
 	}
 	clear(vals)
@@ -73,6 +86,13 @@ func (s *schema) decodeLine(line []byte, vals []rawValue) error {
 		p = skipSpace(line, p+1) // the colon
 		v, next := scanValue(line, p)
 		i := s.index(key)
+		if i < 0 && s.extra {
+			p = skipSpace(line, next)
+			if line[p] == ',' {
+				p = skipSpace(line, p+1)
+			}
+			continue
+		}
 		if i < 0 {
 			return &FieldError{Field: quoteField(key), Problem: "unknown field",
 				Want: "only the fields of " + article(s.noun) + ": " + strings.Join(s.fields, ", ")}

@@ -1,6 +1,10 @@
 package ingest
 
 import (
+	"bytes"
+	"regexp"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
@@ -26,7 +30,7 @@ const (
 
 const (
 	wantRequestID = `nginx's $request_id: 32 hex characters`
-	wantMsec      = `nginx's $msec: seconds since 1970 with a dot and three digits, such as 1732540000.123`
+	wantMsec      = `nginx's $msec: seconds since 1970 as a JSON number, such as 1732540000.123`
 	wantMethod    = `an HTTP method, such as GET`
 	wantHTTPCode  = `an HTTP status code from 100 to 599`
 	wantUpstream  = `empty or one of HIT, MISS, EXPIRED, STALE, UPDATING, REVALIDATED or BYPASS`
@@ -38,7 +42,31 @@ var edgeSchema = schema{
 		"body_bytes_sent", "upstream_cache_status"},
 	want: []string{wantRequestID, wantMsec, wantRegionCode, wantMethod, wantPath, wantHTTPCode,
 		wantBytes, wantUpstream},
+	extra:   true,
+	notJSON: otherLogFormat,
 }
+
+// ErrCombinedFormat is the error of a line in nginx's default combined
+// format (or common, or any text access log): it carries no cache status,
+// so no asset can be made of it. It says, in one line, what to log instead
+// and where the README shows it.
+var ErrCombinedFormat = &FieldError{
+	Problem: "nginx's combined log format, which has no cache status",
+	Want:    "the JSON log_format cdnapi of deploy/nginx/cdnapi-log.conf (docs/data.md, \"Following edges\")",
+}
+
+// otherLogFormat returns ErrCombinedFormat for a line that looks like
+// nginx's combined or common format: `addr - user [time] "request" …`.
+func otherLogFormat(line []byte) error {
+	if combinedLine.Match(line) {
+		return ErrCombinedFormat
+	}
+	return nil
+}
+
+// combinedLine matches the start of a line of nginx's combined and common
+// formats: $remote_addr - $remote_user [$time_local] "$request" $status.
+var combinedLine = regexp.MustCompile(`^\S+ \S+ \S+ \[[^\]]+\] "[^"]*" \d{3} `)
 
 // EdgeRequest is one request of an edge's log.
 type EdgeRequest struct {
@@ -54,6 +82,8 @@ type EdgeRequest struct {
 	// URI too long): its line has no region, and is valid but not
 	// listed. Scanners make many.
 	RefusedByNginx bool
+	// Region is the line's region code, listed or not.
+	Region string
 }
 
 // EdgeParser turns the lines of edges' access logs into assets. It is not
@@ -152,6 +182,7 @@ func (p *EdgeParser) Parse(line []byte) (EdgeRequest, error) {
 		}
 		return EdgeRequest{}, fe
 	}
+	r.Region = region
 	r.Listed = (method == "GET" || method == "HEAD") && (status/100 == 2 || status == 304)
 	if !r.Listed {
 		r.Asset = cdnapi.Asset{}
@@ -191,28 +222,72 @@ func requestID(s string) bool {
 }
 
 // msecValue reads $msec, a JSON number such as 1732540000.123, as an exact
-// time: seconds and milliseconds are read as integers, never through a
-// float, which would round some of them.
+// time to the millisecond: it is read as decimal digits, never through a
+// float, which would round some of them. Any JSON number is taken, as
+// shippers that re-encode JSON write it (1732540000.1, 1732540000,
+// 1.7325400001e9); digits past the millisecond are dropped. A negative
+// number is not a time of nginx.
 func msecValue(v rawValue) (time.Time, bool) {
 	if v.kind != kindNumber {
 		return time.Time{}, false
 	}
-	raw := v.raw
-	dot := len(raw) - 4
-	if dot < 1 || raw[dot] != '.' {
-		return time.Time{}, false
-	}
-	sec, ok := rawValue{kind: kindNumber, raw: raw[:dot]}.int64()
+	ms, ok := decimalMillis(v.raw)
 	if !ok {
 		return time.Time{}, false
 	}
-	ms, ok := rawValue{kind: kindNumber, raw: raw[dot+1:]}.int64()
-	if !ok {
-		return time.Time{}, false
-	}
-	t := time.Unix(sec, ms*int64(time.Millisecond)).UTC()
+	t := time.UnixMilli(ms).UTC()
 	if !validTime(t.Truncate(time.Second)) {
 		return time.Time{}, false
 	}
 	return t, true
+}
+
+// decimalMillis returns the JSON number raw times 1,000, truncated to an
+// integer, when it is not negative and fits: the digits are gathered with
+// the decimal exponent they stand at, then shifted to milliseconds.
+func decimalMillis(raw []byte) (int64, bool) {
+	var digits []byte
+	exp, i := 0, 0
+	if len(raw) == 0 || raw[0] == '-' {
+		return 0, false
+	}
+	for ; i < len(raw) && '0' <= raw[i] && raw[i] <= '9'; i++ {
+		digits = append(digits, raw[i])
+	}
+	if i < len(raw) && raw[i] == '.' {
+		for i++; i < len(raw) && '0' <= raw[i] && raw[i] <= '9'; i++ {
+			digits = append(digits, raw[i])
+			exp--
+		}
+	}
+	if i < len(raw) && (raw[i] == 'e' || raw[i] == 'E') {
+		e, err := strconv.Atoi(strings.TrimPrefix(string(raw[i+1:]), "+"))
+		if err != nil || e < -40 || e > 40 {
+			return 0, false
+		}
+		exp += e
+		i = len(raw)
+	}
+	if i != len(raw) {
+		return 0, false
+	}
+	exp += 3 // seconds to milliseconds
+	for exp < 0 && len(digits) > 0 {
+		digits, exp = digits[:len(digits)-1], exp+1
+	}
+	digits = bytes.TrimLeft(digits, "0")
+	if exp < 0 || len(digits) == 0 {
+		return 0, true
+	}
+	if len(digits)+exp > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, d := range digits {
+		n = n*10 + int64(d-'0')
+	}
+	for ; exp > 0; exp-- {
+		n *= 10
+	}
+	return n, true
 }

@@ -67,7 +67,11 @@ func TestEdgeParser(t *testing.T) {
 		{name: "short request id", over: map[string]string{"request_id": `"abc"`}, badField: "request_id"},
 		{name: "upper-case request id", over: map[string]string{"request_id": `"0123456789ABCDEF0123456789ABCDEF"`}, badField: "request_id"},
 		{name: "msec as a string", over: map[string]string{"msec": `"1764072187.042"`}, badField: "msec"},
-		{name: "msec without millis", over: map[string]string{"msec": `1764072187`}, badField: "msec"},
+		{name: "msec with digits past the millisecond", over: map[string]string{"msec": `1764072187.0429`}, listed: true, cache: cdnapi.CacheMiss},
+		{name: "msec with an exponent", over: map[string]string{"msec": `1.764072187042e9`}, listed: true, cache: cdnapi.CacheMiss},
+		{name: "msec as a string", over: map[string]string{"msec": `"1764072187.042"`}, badField: "msec"},
+		{name: "extra fields", over: map[string]string{"uri": `"/img/logo.png","remote_addr":"192.0.2.1","http_user_agent":"curl/8","request_time":0.002,"tags":["a"],"x":{"y":null}`}, listed: true, cache: cdnapi.CacheMiss},
+		{name: "a field twice", over: map[string]string{"uri": `"/img/logo.png","uri":"/other"`}, badField: "uri"},
 		{name: "msec negative", over: map[string]string{"msec": `-1.000`}, badField: "msec"},
 		{name: "uri not a path", over: map[string]string{"uri": `"img"`}, badField: "uri"},
 		{name: "uri with a control", over: map[string]string{"uri": `"/a\u0007"`}, badField: "uri"},
@@ -105,6 +109,63 @@ func TestEdgeParser(t *testing.T) {
 				t.Errorf("Asset = %+v", a)
 			}
 		})
+	}
+}
+
+// TestEdgeParserMsec reads $msec as shippers that re-encode JSON write it:
+// any JSON number, to the millisecond.
+func TestEdgeParserMsec(t *testing.T) {
+	p := ingest.NewEdgeParser([]cdnapi.Region{{Code: "FRA1"}})
+	for _, tt := range []struct {
+		msec string
+		want int64 // Unix milliseconds; -1: refused
+	}{
+		{"1732000000.140", 1732000000140},
+		{"1732000000.14", 1732000000140},
+		{"1732000000.1", 1732000000100},
+		{"1732000000", 1732000000000},
+		{"1732000000.0", 1732000000000},
+		{"1732000000.1239", 1732000000123},
+		{"1.73200000014e9", 1732000000140},
+		{"17320000001400E-4", 1732000000140},
+		{"-1732000000", -1},
+		{"1e30", -1},
+		{`"1732000000"`, -1},
+		{"null", -1},
+	} {
+		r, err := p.Parse([]byte(edgeLine(map[string]string{"msec": tt.msec})))
+		switch {
+		case tt.want < 0 && err == nil:
+			t.Errorf("msec %s: Parse = %v, want an error", tt.msec, r.At)
+		case tt.want >= 0 && err != nil:
+			t.Errorf("msec %s: Parse: %v", tt.msec, err)
+		case tt.want >= 0 && r.At.UnixMilli() != tt.want:
+			t.Errorf("msec %s: At = %d ms, want %d", tt.msec, r.At.UnixMilli(), tt.want)
+		}
+	}
+}
+
+// TestEdgeParserCombined turns nginx's default combined (and common) lines
+// away with one line that says what cdnapi reads and where to find it.
+func TestEdgeParserCombined(t *testing.T) {
+	p := ingest.NewEdgeParser([]cdnapi.Region{{Code: "FRA1"}})
+	for _, line := range []string{
+		`192.0.2.1 - - [25/Nov/2025:12:03:07 +0000] "GET /img/logo.png HTTP/1.1" 200 5120 "-" "curl/8.5.0"`,
+		`2001:db8::1 - alice [25/Nov/2025:12:03:07 +0000] "GET / HTTP/2.0" 304 0`,
+	} {
+		_, err := p.Parse([]byte(line))
+		if err != ingest.ErrCombinedFormat {
+			t.Errorf("Parse(%q) = %v, want ErrCombinedFormat", line, err)
+			continue
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "\n") || !strings.Contains(msg, "combined") ||
+			!strings.Contains(msg, "deploy/nginx/cdnapi-log.conf") || !strings.Contains(msg, "docs/data.md") {
+			t.Errorf("the rejection says %q", msg)
+		}
+	}
+	if _, err := p.Parse([]byte("not a log line")); err == ingest.ErrCombinedFormat {
+		t.Error("a line of no format was taken for combined")
 	}
 }
 

@@ -62,6 +62,9 @@ type Addrs struct {
 	// Upload is the upload server's address, and UploadAuth serve's
 	// listener that authorizes its requests.
 	Upload, UploadAuth string
+	// Ingest is serve's ingest address, where a shipped edge's syslog-ng
+	// sends its lines (Options.Ship).
+	Ingest string
 }
 
 // Ports returns the addresses on 127.0.0.1 from base up: base for the
@@ -76,12 +79,17 @@ func Ports(base int) Addrs {
 		a.Metrics = append(a.Metrics, at(base+1+len(Regions)+i))
 	}
 	a.Upload, a.UploadAuth = at(base+1+2*len(Regions)), at(base+2+2*len(Regions))
+	a.Ingest = at(base + 3 + 2*len(Regions))
 	return a
 }
 
 // all returns every address, for the check that they are free.
 func (a Addrs) all() []string {
-	return append(append([]string{a.Origin, a.API, a.Edge, a.Admin, a.Upload, a.UploadAuth}, a.Edges...), a.Metrics...)
+	all := append(append([]string{a.Origin, a.API, a.Edge, a.Admin, a.Upload, a.UploadAuth}, a.Edges...), a.Metrics...)
+	if a.Ingest != "" {
+		all = append(all, a.Ingest)
+	}
+	return all
 }
 
 // Edge is one edge as recorded: where it listens and what it writes.
@@ -91,6 +99,9 @@ type Edge struct {
 	Log     string `json:"log"`     // its access log, which its follower reads
 	Rejects string `json:"rejects"` // the lines its follower refused
 	Metrics string `json:"metrics"` // its follower's metrics address
+	// Shipped: no follower; syslog-ng ships the log to serve's ingest
+	// address (Options.Ship).
+	Shipped bool `json:"shipped,omitempty"`
 }
 
 // CDN is a running CDN, as recorded in its state file.
@@ -101,11 +112,14 @@ type CDN struct {
 	Origin string `json:"origin"`
 	Upload string `json:"upload"` // the upload server's address
 	// UploadKey is a key of scope upload for project default.
-	UploadKey string        `json:"upload_key"`
-	Edges     []Edge        `json:"edges"`
-	Procs     []*fleet.Proc `json:"procs"`
+	UploadKey string `json:"upload_key"`
+	// EdgeKey is the edge key of the shipped edge, when there is one.
+	EdgeKey string        `json:"edge_key,omitempty"`
+	Edges   []Edge        `json:"edges"`
+	Procs   []*fleet.Proc `json:"procs"`
 
 	statePath string
+	ship      string // Options.Ship, while Up runs
 }
 
 // Kinds of process.
@@ -207,6 +221,10 @@ func (c *CDN) Status(ctx context.Context) []Health {
 		case p.Kind == kindFollow:
 			e := c.edge(p.Name[len("follow-"):])
 			u, h.Detail = "http://"+p.Addr+"/metrics", "follows "+e.Log
+		case p.Kind == kindShipper:
+			e := c.edge(p.Name[len("syslog-ng-"):])
+			// No address of its own: it answers when the ingest address does.
+			u, h.Detail = "http://"+p.Addr+"/api/v1/openapi.json", "ships "+e.Log+" to http://"+p.Addr+"/api/v1/edge-logs; log "+p.Log
 		case p.Kind == kindServe:
 			u, h.Detail = "http://"+p.Admin+"/readyz", fmt.Sprintf("api %s, edge %s, admin %s", p.Addr, p.Edge, p.Admin)
 		}

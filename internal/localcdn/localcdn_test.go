@@ -20,6 +20,7 @@ import (
 	"github.com/cdnapi/cdnapi/internal/clamdtest"
 	"github.com/cdnapi/cdnapi/internal/nginx"
 	"github.com/cdnapi/cdnapi/internal/nginxtest"
+	"github.com/cdnapi/cdnapi/internal/syslogngtest"
 )
 
 var client = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
@@ -42,7 +43,7 @@ func freeAddrs(t *testing.T) Addrs {
 		held = append(held, l)
 		return l.Addr().String()
 	}
-	a := Addrs{Origin: next(), API: next(), Edge: next(), Admin: next(), Upload: next(), UploadAuth: next()}
+	a := Addrs{Origin: next(), API: next(), Edge: next(), Admin: next(), Upload: next(), UploadAuth: next(), Ingest: next()}
 	for range Regions {
 		a.Edges = append(a.Edges, next())
 		a.Metrics = append(a.Metrics, next())
@@ -309,6 +310,76 @@ func TestUp(t *testing.T) {
 	}
 	if res, _ := get(t, "http://"+a.Edges[0]+"/eicar.com"); res.StatusCode != http.StatusNotFound {
 		t.Errorf("an edge answers %d for the EICAR file, want 404", res.StatusCode)
+	}
+}
+
+// TestShippedEdge runs the CDN's second layout by hand, without the upload
+// path: SIN1's edge runs no follower, and syslog-ng, configured by the
+// repository's deploy/syslog-ng/cdnapi-edge.conf, ships its log to serve's
+// ingest address with an edge key; a request through SIN1 is listed, and
+// every part answers. (Up with Options.Ship starts the same parts, after
+// the upload path that TestUp covers.)
+func TestShippedEdge(t *testing.T) {
+	nginxtest.Require(t)
+	syslogngtest.Require(t)
+	a := freeAddrs(t)
+	dir := t.TempDir()
+	c := &CDN{Dir: filepath.Join(dir, "cdn"), Repo: repo(t), DB: "sqlite:" + filepath.Join(dir, "cdn", "cdnapi.db"),
+		Origin: a.Origin, statePath: filepath.Join(dir, "state.json"), ship: "SIN1"}
+	for _, d := range []string{c.Dir, filepath.Join(c.uploadsRoot(), "incoming")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		if err := c.Down(); err != nil {
+			t.Errorf("Down: %v", err)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	say := func(format string, args ...any) { t.Logf(format, args...) }
+	if _, _, err := writeOrigin(c.originRoot()); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.build(ctx, say); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.loadRegions(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.createEdgeKey(ctx, "SIN1", say); err != nil {
+		t.Fatal(err)
+	}
+	for _, start := range []func(context.Context, Addrs, func(string, ...any)) error{
+		c.startOrigin, c.startEdges, c.startFollowers, c.startServe, c.startShippers,
+	} {
+		if err := start(ctx, a, say); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := map[string]bool{}
+	for _, h := range c.Status(ctx) {
+		names[h.Name] = true
+		if !h.OK {
+			t.Errorf("Status: %s not OK: %s", h.Name, h.Detail)
+		}
+	}
+	if names["follow-SIN1"] || !names["syslog-ng-SIN1"] || !names["follow-FRA1"] {
+		t.Errorf("parts %v: want syslog-ng for SIN1 and followers for the others", names)
+	}
+	res, _ := get(t, "http://"+a.Edges[2]+"/static/js/app-001.js")
+	id := "ast_" + res.Header.Get("X-Request-Id")
+	u := fmt.Sprintf("http://%s/api/v1/assets?region=SIN1&limit=10", a.Edge)
+	for start := time.Now(); ; time.Sleep(100 * time.Millisecond) {
+		_, body := get(t, u)
+		if strings.Contains(string(body), id) {
+			t.Logf("SIN1's request listed %v after its answer", time.Since(start).Round(time.Millisecond))
+			break
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("%s not listed in SIN1's assets within 30 s: %s", id, body)
+		}
 	}
 }
 

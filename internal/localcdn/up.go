@@ -25,6 +25,10 @@ type Options struct {
 	StatePath string    // where the CDN is recorded (default DefaultStatePath)
 	Addrs     Addrs     // default Ports(DefaultPortBase)
 	Log       io.Writer // progress, one line per step
+	// Ship names a region whose edge runs no follower: syslog-ng ships its
+	// log to serve's ingest address (Addrs.Ingest) with an edge key, as
+	// on an edge machine of its own. "": every edge has a follower.
+	Ship string
 }
 
 // Up starts a CDN and records it. On failure it stops what it started and
@@ -35,6 +39,9 @@ func Up(ctx context.Context, o Options) (c *CDN, err error) {
 	}
 	if o.Addrs.Origin == "" {
 		o.Addrs = Ports(DefaultPortBase)
+	}
+	if o.Ship == "" {
+		o.Addrs.Ingest = "" // not listened on: need not be free
 	}
 	if err := checkCanStart(o); err != nil {
 		return nil, err
@@ -69,9 +76,15 @@ func Up(ctx context.Context, o Options) (c *CDN, err error) {
 	if err := c.createUploadKey(ctx, say); err != nil {
 		return c, err
 	}
+	c.ship = o.Ship
+	if o.Ship != "" {
+		if err := c.createEdgeKey(ctx, o.Ship, say); err != nil {
+			return c, err
+		}
+	}
 	for _, start := range []func(context.Context, Addrs, func(string, ...any)) error{
 		c.startClamd, c.startUploads, c.startOrigin, c.startEdges, c.startFollowers,
-		c.startUploadServer, c.startServe,
+		c.startUploadServer, c.startServe, c.startShippers,
 	} {
 		if err := start(ctx, o.Addrs, say); err != nil {
 			return c, err
@@ -91,6 +104,18 @@ func checkCanStart(o Options) error {
 	}
 	if _, err := clamd.Binary(); err != nil {
 		return err
+	}
+	if o.Ship != "" {
+		if _, err := syslogNG(); err != nil {
+			return err
+		}
+		known := false
+		for _, r := range Regions {
+			known = known || r.Code == o.Ship
+		}
+		if !known {
+			return fmt.Errorf("--ship %s: want one of the regions %v", o.Ship, regionCodes())
+		}
 	}
 	if _, err := exec.LookPath("go"); err != nil {
 		return fmt.Errorf("go is not installed: %w", err)
@@ -159,7 +184,7 @@ func (c *CDN) startEdges(ctx context.Context, a Addrs, say func(string, ...any))
 	for i, r := range Regions {
 		dir := filepath.Join(c.Dir, r.Code)
 		e := Edge{Region: r.Code, Addr: a.Edges[i], Log: filepath.Join(dir, "access.log"),
-			Rejects: filepath.Join(c.Dir, r.Code+".rejects"), Metrics: a.Metrics[i]}
+			Rejects: filepath.Join(c.Dir, r.Code+".rejects"), Metrics: a.Metrics[i], Shipped: r.Code == c.ship}
 		s, err := nginx.New(dir, e.Addr, nginx.Edge{Region: r.Code, Origin: "http://" + c.Origin, LogPath: e.Log, LogFormat: logFormat})
 		if err != nil {
 			return err
@@ -183,6 +208,9 @@ func (c *CDN) nginxProc(name string, s *nginx.Server) *fleet.Proc {
 // startFollowers starts a `cdnapi follow` per edge, on its access log.
 func (c *CDN) startFollowers(ctx context.Context, _ Addrs, say func(string, ...any)) error {
 	for _, e := range c.Edges {
+		if e.Shipped {
+			continue
+		}
 		p := &fleet.Proc{Name: "follow-" + e.Region, Kind: kindFollow, Addr: e.Metrics, Dir: c.Dir,
 			Log: filepath.Join(c.Dir, "follow-"+e.Region+".log")}
 		p.Args = []string{c.bin(), "follow", "--db", c.DB, "--rejects", e.Rejects, "--metrics-addr", e.Metrics, e.Log}
@@ -211,6 +239,9 @@ func (c *CDN) startServe(ctx context.Context, a Addrs, say func(string, ...any))
 	}
 	for _, e := range c.Edges {
 		p.Args = append(p.Args, "--region-probe", e.Region+"=http://"+e.Addr+"/health")
+	}
+	if c.ship != "" {
+		p.Args = append(p.Args, "--ingest-addr", a.Ingest)
 	}
 	say("cdnapi serve: api %s, edge %s, admin %s, upload authorization %s", a.API, a.Edge, a.Admin, a.UploadAuth)
 	return c.start(ctx, p, "http://"+a.Admin+"/readyz")

@@ -14,10 +14,10 @@ var _ cdnapi.KeyStore = (*Store)(nil)
 // as read. A scope that is not valid is refused by the table's CHECK.
 func (s *Store) CreateKey(ctx context.Context, k cdnapi.APIKey) error {
 	_, err := s.primary.Exec(ctx, `INSERT INTO api_keys
-		(id, hash, project, label, created_at, expires_at, last_used_at, revoked_at, prefix, scope)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+		(id, hash, project, label, created_at, expires_at, last_used_at, revoked_at, prefix, scope, region)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 		k.ID, k.Hash[:], k.Project, k.Label, wholeSecondUTC(k.CreatedAt),
-		nullTime(k.ExpiresAt), nullTime(k.LastUsed), nullTime(k.RevokedAt), k.Prefix, string(k.Scope.OrRead()))
+		nullTime(k.ExpiresAt), nullTime(k.LastUsed), nullTime(k.RevokedAt), k.Prefix, string(k.Scope.OrRead()), nullString(k.Region))
 	if err != nil {
 		return fmt.Errorf("postgres: create key: %w", err)
 	}
@@ -30,7 +30,7 @@ func (s *Store) CreateKey(ctx context.Context, k cdnapi.APIKey) error {
 // replica's lag.
 func (s *Store) APIKeys(ctx context.Context, project string) ([]cdnapi.APIKey, error) {
 	rows, err := s.primary.Query(ctx, `SELECT id, hash, project, label, created_at,
-		expires_at, last_used_at, revoked_at, prefix, scope FROM api_keys
+		expires_at, last_used_at, revoked_at, prefix, scope, region FROM api_keys
 		WHERE $1 = '' OR project = $1 ORDER BY created_at, id`, project)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: api keys: %w", err)
@@ -41,7 +41,8 @@ func (s *Store) APIKeys(ctx context.Context, project string) ([]cdnapi.APIKey, e
 		var k cdnapi.APIKey
 		var hash []byte
 		var expires, used, revoked *time.Time
-		if err := rows.Scan(&k.ID, &hash, &k.Project, &k.Label, &k.CreatedAt, &expires, &used, &revoked, &k.Prefix, &k.Scope); err != nil {
+		var region *string
+		if err := rows.Scan(&k.ID, &hash, &k.Project, &k.Label, &k.CreatedAt, &expires, &used, &revoked, &k.Prefix, &k.Scope, &region); err != nil {
 			return nil, fmt.Errorf("postgres: api keys: %w", err)
 		}
 		if len(hash) != len(k.Hash) {
@@ -50,6 +51,9 @@ func (s *Store) APIKeys(ctx context.Context, project string) ([]cdnapi.APIKey, e
 		copy(k.Hash[:], hash)
 		k.CreatedAt = k.CreatedAt.UTC()
 		k.ExpiresAt, k.LastUsed, k.RevokedAt = timeOf(expires), timeOf(used), timeOf(revoked)
+		if region != nil {
+			k.Region = *region
+		}
 		keys = append(keys, k)
 	}
 	if err := rows.Err(); err != nil {

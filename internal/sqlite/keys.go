@@ -15,10 +15,10 @@ var _ cdnapi.KeyStore = (*Store)(nil)
 // as read. A scope that is not valid is refused by the table's CHECK.
 func (s *Store) CreateKey(ctx context.Context, k cdnapi.APIKey) error {
 	_, err := s.exec(ctx, `INSERT INTO api_keys
-		(id, hash, project, label, created_at, expires_at, last_used_at, revoked_at, prefix, scope)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		(id, hash, project, label, created_at, expires_at, last_used_at, revoked_at, prefix, scope, region)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		k.ID, k.Hash[:], k.Project, k.Label, k.CreatedAt.Unix(),
-		nullUnix(k.ExpiresAt), nullUnix(k.LastUsed), nullUnix(k.RevokedAt), k.Prefix, string(k.Scope.OrRead()))
+		nullUnix(k.ExpiresAt), nullUnix(k.LastUsed), nullUnix(k.RevokedAt), k.Prefix, string(k.Scope.OrRead()), nullString(k.Region))
 	if err != nil {
 		return fmt.Errorf("sqlite: create key: %w", err)
 	}
@@ -30,7 +30,7 @@ func (s *Store) CreateKey(ctx context.Context, k cdnapi.APIKey) error {
 // reads through the read pool and never waits behind a long write.
 func (s *Store) APIKeys(ctx context.Context, project string) ([]cdnapi.APIKey, error) {
 	rows, err := s.query(ctx, `SELECT id, hash, project, label, created_at,
-		expires_at, last_used_at, revoked_at, prefix, scope FROM api_keys
+		expires_at, last_used_at, revoked_at, prefix, scope, region FROM api_keys
 		WHERE ? = '' OR project = ? ORDER BY created_at, id`, project, project)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: api keys: %w", err)
@@ -42,7 +42,8 @@ func (s *Store) APIKeys(ctx context.Context, project string) ([]cdnapi.APIKey, e
 		var hash []byte
 		var created int64
 		var expires, used, revoked sql.NullInt64
-		if err := rows.Scan(&k.ID, &hash, &k.Project, &k.Label, &created, &expires, &used, &revoked, &k.Prefix, &k.Scope); err != nil {
+		var region sql.NullString
+		if err := rows.Scan(&k.ID, &hash, &k.Project, &k.Label, &created, &expires, &used, &revoked, &k.Prefix, &k.Scope, &region); err != nil {
 			return nil, fmt.Errorf("sqlite: api keys: %w", err)
 		}
 		if len(hash) != len(k.Hash) {
@@ -51,6 +52,7 @@ func (s *Store) APIKeys(ctx context.Context, project string) ([]cdnapi.APIKey, e
 		copy(k.Hash[:], hash)
 		k.CreatedAt = unixTime(created)
 		k.ExpiresAt, k.LastUsed, k.RevokedAt = nullTime(expires), nullTime(used), nullTime(revoked)
+		k.Region = region.String
 		keys = append(keys, k)
 	}
 	if err := rows.Err(); err != nil {

@@ -23,6 +23,7 @@ func RunKeys(t *testing.T, newStore func(t *testing.T) cdnapi.KeyStore) {
 		{"Revoke", testKeysRevoke},
 		{"TouchOnlyMovesForward", testKeysTouch},
 		{"Scope", testKeysScope},
+		{"Region", testKeysRegion},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.run(t, newStore(t)) })
@@ -94,7 +95,7 @@ func testKeysRoundTrip(t *testing.T, s cdnapi.KeyStore) {
 
 func sameKey(a, b cdnapi.APIKey) bool {
 	return a.ID == b.ID && a.Hash == b.Hash && a.Prefix == b.Prefix && a.Project == b.Project &&
-		a.Scope.OrRead() == b.Scope.OrRead() && a.Label == b.Label &&
+		a.Scope.OrRead() == b.Scope.OrRead() && a.Region == b.Region && a.Label == b.Label &&
 		a.CreatedAt.Equal(b.CreatedAt) && a.ExpiresAt.Equal(b.ExpiresAt) &&
 		a.LastUsed.Equal(b.LastUsed) && a.RevokedAt.Equal(b.RevokedAt)
 }
@@ -225,5 +226,25 @@ func testKeysScope(t *testing.T, s cdnapi.KeyStore) {
 			t.Errorf("APIKeys = scopes %q, want %q", got, want)
 			break
 		}
+	}
+}
+
+// testKeysRegion stores an edge key bound to a region and keys of no
+// region: each reads back with its own. A malformed region is refused by
+// the store itself.
+func testKeysRegion(t *testing.T, s cdnapi.KeyStore) {
+	edge, read := Key("e", "alpha", 0), Key("r", "alpha", 1)
+	edge.Scope, edge.Region = cdnapi.ScopeEdge, "FRA1"
+	createKeys(t, s, edge, read)
+	for _, region := range []string{"fra1", "FRANKFURT", "FR1"} {
+		bad := Key("bad"+region, "alpha", 2)
+		bad.Scope, bad.Region = cdnapi.ScopeEdge, region
+		if err := s.CreateKey(t.Context(), bad); err == nil {
+			t.Errorf("CreateKey with region %q succeeded", region)
+		}
+	}
+	got := listKeys(t, s, "alpha")
+	if len(got) != 2 || got[0].Region != "FRA1" || got[1].Region != "" {
+		t.Fatalf("APIKeys = %+v, want the edge key of FRA1 and a read key of no region", got)
 	}
 }

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/api"
+	"github.com/cdnapi/cdnapi/internal/edgelog"
+	"github.com/cdnapi/cdnapi/internal/httpapi"
+	"github.com/cdnapi/cdnapi/internal/ratelimit"
+)
+
+// ingestFlags are serve's flags of the ingest listener, where edges' log
+// shippers send their lines (README: Edges anywhere).
+type ingestFlags struct {
+	addr          *string
+	maxBatchBytes *int64
+	rateLimit     *int
+	rateBurst     *int
+	rejects       *string
+}
+
+func addIngestFlags(fs *flag.FlagSet) ingestFlags {
+	return ingestFlags{
+		addr: fs.String("ingest-addr", "", "address of the ingest listener, where edges' log shippers POST their lines to "+
+			httpapi.EdgeLogsPath+" with an edge key (default: off)"),
+		maxBatchBytes: fs.Int64("ingest-max-batch-bytes", httpapi.DefaultMaxBatchBytes, "largest batch the ingest listener takes, as sent and decoded; larger ones get 413"),
+		rateLimit:     fs.Int("ingest-rate-limit", 0, "batches per second allowed to each edge key on average; 0: no limit"),
+		rateBurst:     fs.Int("ingest-rate-burst", 0, "batches an edge key may send at once (default: twice --ingest-rate-limit)"),
+		rejects:       fs.String("ingest-rejects", "", "append each rejected line of a committed batch to this file, as follow --rejects does"),
+	}
+}
+
+func (f ingestFlags) validate() error {
+	switch {
+	case *f.addr == "" && (*f.rateLimit != 0 || *f.rateBurst != 0 || *f.rejects != ""):
+		return usageError{"--ingest-rate-limit, --ingest-rate-burst and --ingest-rejects need --ingest-addr"}
+	case *f.maxBatchBytes <= 0:
+		return usageError{"--ingest-max-batch-bytes must be positive"}
+	case *f.rateLimit < 0 || *f.rateBurst < 0:
+		return usageError{"--ingest-rate-limit and --ingest-rate-burst must not be negative"}
+	case *f.rateLimit == 0 && *f.rateBurst > 0:
+		return usageError{"--ingest-rate-burst needs --ingest-rate-limit"}
+	}
+	return nil
+}
+
+// handler returns the ingest listener's handler, writing into st; closers
+// are to run once it has stopped.
+func (f ingestFlags) handler(cfg serveConfig, st edgelog.Store, keys httpapi.KeyVerifier, reg prometheus.Registerer,
+	metrics *httpapi.Metrics, logger, accessLog *slog.Logger) (_ http.Handler, closers []func() error, err error) {
+	rcfg := edgelog.Config{Metrics: edgelog.NewMetrics(reg), Logger: logger}
+	if *f.rejects != "" {
+		file, err := os.OpenFile(*f.rejects, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--ingest-rejects: %w", err)
+		}
+		rcfg.Rejects = file
+		closers = append(closers, file.Close)
+	}
+	var limiter cdnapi.RateLimiter
+	if rate := *f.rateLimit; rate > 0 {
+		burst := *f.rateBurst
+		if burst == 0 {
+			burst = 2 * rate
+		}
+		limiter = ratelimit.NewMemory(ratelimit.Policy{Rate: rate, Burst: burst})
+	}
+	receiver := edgelog.New(st, rcfg)
+	closers = append([]func() error{receiver.Close}, closers...) // the committer first: it may write rejects
+	return httpapi.NewIngest(httpapi.IngestConfig{
+		Keys: keys, Receiver: receiver, Limiter: limiter,
+		MaxBatchBytes: *f.maxBatchBytes, StoreTimeout: max(cfg.storeTimeout, ingestStoreTimeout),
+		Logger: logger, AccessLog: accessLog, Metrics: metrics, OpenAPI: api.IngestJSON(),
+	}), closers, nil
+}
+
+// ingestStoreTimeout is the least time a batch may wait for its turn and
+// its commit: a commit of thousands of rows takes longer than a read, and
+// a shipper's timeout (syslog-ng's default is none) is the bound that
+// matters. A batch past it gets 503 and is sent again.
+const ingestStoreTimeout = 10 * time.Second

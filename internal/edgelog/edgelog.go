@@ -1,0 +1,283 @@
+// Package edgelog receives the access log lines that nginx edges push over
+// HTTP, through the log shippers operators run (syslog-ng's http(),
+// Vector, Fluent Bit), and writes them into the assets table: what
+// `cdnapi follow` does for a log on the API's machine, for edges anywhere,
+// with no database credential on them.
+//
+// A batch is one request's body: NDJSON (the lines as nginx wrote them,
+// which is what syslog-ng's http() sends by default) or a JSON array of
+// them (what shippers send when told to frame a batch as JSON). Each line
+// is read as follow reads it (internal/ingest's EdgeParser). Exactly once
+// rests on the shipper and the asset ID: a batch is acknowledged only
+// after its rows are committed, a shipper sends again what was not
+// acknowledged, and a line sent twice upserts the same row, ast_ and
+// nginx's $request_id.
+package edgelog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/internal/ingest"
+)
+
+// Store is what a Receiver needs of a cdnapi.Store.
+type Store interface {
+	cdnapi.Transactor
+	ListRegions(ctx context.Context) ([]cdnapi.Region, error)
+}
+
+// Config tunes a Receiver. Zero fields take their defaults.
+type Config struct {
+	// Rejects, when set, receives each invalid line of a committed batch,
+	// with a newline, as follow's --rejects does. Lines of a batch that
+	// is not committed are not written; the shipper sends them again.
+	Rejects io.Writer
+	Metrics *Metrics         // nil records nothing
+	Logger  *slog.Logger     // discarded when nil
+	Now     func() time.Time // time.Now when nil
+}
+
+// Counts says what became of a batch's lines.
+type Counts struct {
+	Lines int // every line of the batch, blank lines not counted
+	// Taken lines are listed requests, written (or written again) as
+	// assets.
+	Taken int
+	// Skipped lines are valid requests the assets list does not show
+	// (errors, redirects, POST …), as follow skips them.
+	Skipped int
+	// Rejected lines are invalid (not the log format, longer than
+	// ingest.MaxLineBytes, an unknown region) or of another region than
+	// the key's; OtherRegion counts the latter among them.
+	Rejected    int
+	OtherRegion int
+	// FirstRejection says why the first rejected line was, and which one
+	// it was (1-based); "" and 0 when none was.
+	FirstRejection     string
+	FirstRejectionLine int
+}
+
+// ErrBody is wrapped in Receive's error when the body is neither NDJSON
+// nor a JSON array of log lines.
+var ErrBody = errors.New("the body is neither NDJSON nor a JSON array of log lines")
+
+// regionRefresh is how often, at most, the regions are read again when a
+// line names one the receiver does not know: it may have been added since.
+const regionRefresh = 5 * time.Second
+
+// Receiver parses and commits batches. It is safe for concurrent use.
+type Receiver struct {
+	st  Store
+	cfg Config
+
+	mu          sync.Mutex
+	regions     []cdnapi.Region
+	regionsRead time.Time
+	parsers     sync.Pool // of *ingest.EdgeParser made from regions; emptied when they change
+	version     uint64    // of regions, to tell a parser of old regions
+	rejectsMu   sync.Mutex
+
+	queue     chan *pending // batches for the committer (commit.go)
+	closed    chan struct{}
+	startOnce sync.Once
+	closeOnce sync.Once
+}
+
+// New returns a Receiver that writes into st. It reads the regions on its
+// first batch, and starts its committer then; Close stops it.
+func New(st Store, cfg Config) *Receiver {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Receiver{st: st, cfg: cfg, queue: make(chan *pending), closed: make(chan struct{})}
+}
+
+// versioned is a parser and the version of the regions it was made from.
+type versioned struct {
+	p       *ingest.EdgeParser
+	version uint64
+}
+
+// parser returns a parser of the current regions, reading them from the
+// store first when they are unknown, or when stale is set and they were
+// read more than regionRefresh ago.
+func (r *Receiver) parser(ctx context.Context, stale bool) (versioned, error) {
+	r.mu.Lock()
+	need := r.regions == nil || (stale && r.cfg.Now().Sub(r.regionsRead) >= regionRefresh)
+	version := r.version
+	r.mu.Unlock()
+	if need {
+		regions, err := r.st.ListRegions(ctx)
+		if err != nil {
+			return versioned{}, err
+		}
+		if regions == nil {
+			regions = []cdnapi.Region{}
+		}
+		r.mu.Lock()
+		r.regions, r.regionsRead = regions, r.cfg.Now()
+		r.version++
+		version = r.version
+		r.mu.Unlock()
+	}
+	if v, ok := r.parsers.Get().(versioned); ok && v.version == version {
+		return v, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return versioned{p: ingest.NewEdgeParser(r.regions), version: r.version}, nil
+}
+
+// Receive parses body, the lines of one batch sent with an edge key of
+// region, and commits the assets of its listed lines in one transaction.
+// Lines of another region are rejected. It returns what became of the
+// lines once they are committed, and only then. A body of the wrong shape
+// is an error wrapping ErrBody; any other error is the store's, and
+// nothing of the batch was written.
+func (r *Receiver) Receive(ctx context.Context, region string, body []byte) (Counts, error) {
+	var c Counts
+	lines, err := splitLines(body)
+	if err != nil {
+		return c, err
+	}
+	v, err := r.parser(ctx, false)
+	if err != nil {
+		return c, err
+	}
+	defer func() { r.parsers.Put(v) }()
+	assets := make([]cdnapi.Asset, 0, len(lines))
+	at := make([]time.Time, 0, len(lines))
+	var rejects [][]byte
+	reject := func(i int, line []byte, why string, other bool) {
+		c.Rejected++
+		if other {
+			c.OtherRegion++
+		}
+		if c.FirstRejection == "" {
+			c.FirstRejection, c.FirstRejectionLine = why, i+1
+		}
+		rejects = append(rejects, line)
+	}
+	refreshed := false
+	for i, line := range lines {
+		c.Lines++
+		if len(line) > ingest.MaxLineBytes {
+			reject(i, line[:ingest.MaxLineBytes], fmt.Sprintf("longer than %d bytes", ingest.MaxLineBytes), false)
+			continue
+		}
+		req, err := v.p.Parse(line)
+		if ingest.UnknownRegion(err) && !refreshed {
+			// Regions are added while edges run: look again, once a batch.
+			refreshed = true
+			if nv, rerr := r.parser(ctx, true); rerr == nil {
+				r.parsers.Put(v)
+				v = nv
+				req, err = v.p.Parse(line)
+			}
+		}
+		switch {
+		case err != nil:
+			reject(i, line, err.Error(), false)
+		case req.Region != region:
+			reject(i, line, fmt.Sprintf("region: %s; want %s, the region of this edge key", req.Region, region), true)
+		case !req.Listed:
+			c.Skipped++
+		default:
+			assets = append(assets, req.Asset)
+			at = append(at, req.At)
+		}
+	}
+	start := time.Now()
+	if len(assets) > 0 {
+		if err := r.commit(ctx, assets); err != nil {
+			r.cfg.Metrics.storeFailed(region)
+			return Counts{}, err
+		}
+	}
+	c.Taken = len(assets)
+	r.cfg.Metrics.committed(region, c, time.Since(start), at, r.cfg.Now())
+	if c.Rejected > 0 {
+		r.cfg.Logger.Warn("edge log: rejected lines of a batch", "region", region,
+			"rejected", c.Rejected, "other_region", c.OtherRegion, "lines", c.Lines,
+			"first", c.FirstRejection, "first_line", c.FirstRejectionLine)
+		r.writeRejects(rejects)
+	}
+	return c, nil
+}
+
+// writeRejects appends the rejected lines of a committed batch to
+// Config.Rejects, each batch's lines together.
+func (r *Receiver) writeRejects(lines [][]byte) {
+	if r.cfg.Rejects == nil {
+		return
+	}
+	var b bytes.Buffer
+	for _, l := range lines {
+		b.Write(l)
+		b.WriteByte('\n')
+	}
+	r.rejectsMu.Lock()
+	defer r.rejectsMu.Unlock()
+	if _, err := r.cfg.Rejects.Write(b.Bytes()); err != nil {
+		r.cfg.Logger.Error("edge log: cannot keep the rejected lines", "err", err)
+	}
+}
+
+// splitLines returns the lines of body: the elements of a JSON array when
+// it is one (objects as they were sent, strings as the line they hold),
+// else its lines, without blank ones and without a trailing \r.
+func splitLines(body []byte) ([][]byte, error) {
+	trimmed := bytes.TrimLeft(body, " \t\r\n")
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		return arrayLines(trimmed)
+	}
+	var lines [][]byte
+	for len(body) > 0 {
+		line := body
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			line, body = body[:i], body[i+1:]
+		} else {
+			body = nil
+		}
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		lines = append(lines, line)
+	}
+	return lines, nil
+}
+
+// arrayLines returns the elements of a JSON array of log lines. An
+// element that is a string is the line it holds, for shippers that send
+// each message as a JSON string.
+func arrayLines(body []byte) ([][]byte, error) {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return nil, fmt.Errorf("%w: a body that starts with [ must be one JSON array", ErrBody)
+	}
+	lines := make([][]byte, 0, len(raw))
+	for _, el := range raw {
+		if len(el) > 0 && el[0] == '"' {
+			var s string
+			if err := json.Unmarshal(el, &s); err != nil {
+				return nil, fmt.Errorf("%w: %v", ErrBody, err)
+			}
+			el = []byte(s)
+		}
+		lines = append(lines, el)
+	}
+	return lines, nil
+}

@@ -1,0 +1,67 @@
+package edgelog
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are a Receiver's Prometheus metrics, by the region of the edge
+// key that sent each batch, as the follower's are for its log. A nil
+// *Metrics records nothing.
+type Metrics struct {
+	lines       *prometheus.CounterVec
+	batches     *prometheus.CounterVec
+	storeErrors *prometheus.CounterVec
+	commitTime  *prometheus.HistogramVec
+	delay       *prometheus.HistogramVec
+}
+
+// NewMetrics registers a Receiver's metrics with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		lines: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cdnapi_edgelog_lines_total",
+			Help: "Lines of committed batches by the sending key's region and result: taken (an asset), skipped (valid, not a listed request), rejected (invalid) or other_region (of another region than the key's, rejected too)."},
+			[]string{"region", "result"}),
+		batches: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cdnapi_edgelog_batches_total", Help: "Batches committed and acknowledged, by the key's region."},
+			[]string{"region"}),
+		storeErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cdnapi_edgelog_store_errors_total", Help: "Batches the store did not commit, answered 503 for the shipper to send again."},
+			[]string{"region"}),
+		commitTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "cdnapi_edgelog_commit_duration_seconds", Help: "Time to commit a batch.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 14)}, []string{"region"}),
+		delay: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "cdnapi_edgelog_delay_seconds",
+			Help:    "From nginx logging a request ($msec) to its asset being committed, per taken line: the shipper's batching and buffering included.",
+			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}}, []string{"region"}),
+	}
+	reg.MustRegister(m.lines, m.batches, m.storeErrors, m.commitTime, m.delay)
+	return m
+}
+
+func (m *Metrics) storeFailed(region string) {
+	if m != nil {
+		m.storeErrors.WithLabelValues(region).Inc()
+	}
+}
+
+// committed records a batch of region committed at now, taking took, whose
+// taken lines were logged at the times at.
+func (m *Metrics) committed(region string, c Counts, took time.Duration, at []time.Time, now time.Time) {
+	if m == nil {
+		return
+	}
+	m.lines.WithLabelValues(region, "taken").Add(float64(c.Taken))
+	m.lines.WithLabelValues(region, "skipped").Add(float64(c.Skipped))
+	m.lines.WithLabelValues(region, "rejected").Add(float64(c.Rejected - c.OtherRegion))
+	m.lines.WithLabelValues(region, "other_region").Add(float64(c.OtherRegion))
+	m.batches.WithLabelValues(region).Inc()
+	m.commitTime.WithLabelValues(region).Observe(took.Seconds())
+	d := m.delay.WithLabelValues(region)
+	for _, t := range at {
+		d.Observe(now.Sub(t).Seconds())
+	}
+}

@@ -1,0 +1,281 @@
+package httpapi
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/cdnapi/cdnapi"
+	"github.com/cdnapi/cdnapi/api"
+	"github.com/cdnapi/cdnapi/internal/auth"
+	"github.com/cdnapi/cdnapi/internal/edgelog"
+	"github.com/cdnapi/cdnapi/internal/ratelimit"
+	"github.com/cdnapi/cdnapi/internal/storetest"
+	"github.com/cdnapi/cdnapi/internal/teststore"
+)
+
+// The tests of this file run the ingest listener's handler with the real
+// verifier of internal/auth over keys in a SQLite store, and the real
+// receiver of internal/edgelog writing into it.
+
+// ingestEnv is an ingest handler over a SQLite store with regions FRA1 and
+// SIN1, and a key of each kind.
+type ingestEnv struct {
+	h                       http.Handler
+	st                      cdnapi.Store
+	fra, read, upload, none string // edge keys of FRA1 and of no region; a read and an upload key
+}
+
+func newIngestEnv(t *testing.T, cfg IngestConfig, wrap func(cdnapi.Store) edgelog.Store) *ingestEnv {
+	t.Helper()
+	st := teststore.SQLite(t)
+	if err := storetest.Writer(st).PutRegions(t.Context(), []cdnapi.Region{
+		{Code: "FRA1", Name: "Frankfurt", Zone: "eu-central", Country: "DE", Status: cdnapi.StatusOperational},
+		{Code: "SIN1", Name: "Singapore", Zone: "ap-southeast", Country: "SG", Status: cdnapi.StatusOperational},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	mk := func(scope cdnapi.KeyScope, region string) string {
+		key, rec := auth.NewKey("alpha", scope, "", now, time.Time{})
+		rec.Region = region
+		if err := st.CreateKey(t.Context(), rec); err != nil {
+			t.Fatal(err)
+		}
+		return key
+	}
+	e := &ingestEnv{st: st, fra: mk(cdnapi.ScopeEdge, "FRA1"), none: mk(cdnapi.ScopeEdge, ""),
+		read: mk(cdnapi.ScopeRead, ""), upload: mk(cdnapi.ScopeUpload, "")}
+	v := auth.New(st, auth.Config{})
+	if err := v.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var rst edgelog.Store = st
+	if wrap != nil {
+		rst = wrap(st)
+	}
+	cfg.Keys, cfg.Receiver = v, edgelog.New(rst, edgelog.Config{})
+	cfg.OpenAPI = api.IngestJSON()
+	e.h = NewIngest(cfg)
+	return e
+}
+
+// edgeLogLine is request i of region, a GET answered 200.
+func edgeLogLine(i int, region string) string {
+	return fmt.Sprintf(`{"request_id":"%032x","msec":%d.%03d,"region":"%s","request_method":"GET","uri":"/f/%d","status":200,"body_bytes_sent":%d,"upstream_cache_status":"MISS"}`,
+		i, time.Now().Unix(), i%1000, region, i, i)
+}
+
+func (e *ingestEnv) post(t *testing.T, key, encoding string, body []byte, header ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	r := httptest.NewRequest(http.MethodPost, EdgeLogsPath, bytes.NewReader(body))
+	if key != "" {
+		r.Header.Set("Authorization", "Bearer "+key)
+	}
+	if encoding != "" {
+		r.Header.Set("Content-Encoding", encoding)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		r.Header.Add(header[i], header[i+1])
+	}
+	w := httptest.NewRecorder()
+	e.h.ServeHTTP(w, r)
+	return w
+}
+
+func gzipped(t *testing.T, b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func zstded(t *testing.T, b []byte) []byte {
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer enc.Close()
+	return enc.EncodeAll(b, nil)
+}
+
+// batchAnswer is the 200 body of a batch.
+type batchAnswer struct {
+	Object                          string
+	Lines, Taken, Skipped, Rejected int
+	RejectedOtherRegion             int `json:"rejected_other_region"`
+	FirstRejection                  *struct {
+		Line   int
+		Reason string
+	} `json:"first_rejection"`
+}
+
+func TestIngestEdgeLogs(t *testing.T) {
+	e := newIngestEnv(t, IngestConfig{MaxBatchBytes: 64 << 10}, nil)
+	ndjson := []byte(edgeLogLine(1, "FRA1") + "\n" + edgeLogLine(2, "SIN1") + "\n" + edgeLogLine(3, "FRA1") + "\n")
+	huge := bytes.Repeat([]byte(edgeLogLine(9, "FRA1")+"\n"), 2000) // 400 KiB, 2 KiB gzipped
+	for _, tt := range []struct {
+		name, key, encoding string
+		body                []byte
+		header              []string
+		status              int
+		code                string
+	}{
+		{"no key", "", "", ndjson, nil, 401, cdnapi.CodeAuthenticationRequired},
+		{"unknown key", "cdk_" + strings.Repeat("A", 32), "", ndjson, nil, 401, cdnapi.CodeAPIKeyInvalid},
+		{"read key", e.read, "", ndjson, nil, 403, cdnapi.CodePermissionDenied},
+		{"upload key", e.upload, "", ndjson, nil, 403, cdnapi.CodePermissionDenied},
+		{"edge key of no region", e.none, "", ndjson, nil, 403, cdnapi.CodePermissionDenied},
+		{"two keys", e.fra, "", ndjson, []string{"Authorization", "Bearer " + e.fra}, 400, cdnapi.CodeParameterInvalid},
+		{"ndjson", e.fra, "", ndjson, nil, 200, ""},
+		{"gzip", e.fra, "gzip", gzipped(t, ndjson), nil, 200, ""},
+		{"zstd", e.fra, "zstd", zstded(t, ndjson), nil, 200, ""},
+		{"broken gzip", e.fra, "gzip", ndjson, nil, 400, cdnapi.CodeParameterInvalid},
+		{"brotli", e.fra, "br", ndjson, nil, 415, cdnapi.CodeEncodingUnsupported},
+		{"too large as sent", e.fra, "", huge, nil, 413, cdnapi.CodeBodyTooLarge},
+		{"too large decoded, gzip", e.fra, "gzip", gzipped(t, huge), nil, 413, cdnapi.CodeBodyTooLarge},
+		{"too large decoded, zstd", e.fra, "zstd", zstded(t, huge), nil, 413, cdnapi.CodeBodyTooLarge},
+		{"a cut array", e.fra, "", []byte("[" + edgeLogLine(1, "FRA1")), nil, 400, cdnapi.CodeParameterInvalid},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := e.post(t, tt.key, tt.encoding, tt.body, tt.header...)
+			if w.Code != tt.status {
+				t.Fatalf("status %d, want %d: %s", w.Code, tt.status, w.Body)
+			}
+			if tt.code != "" {
+				var body struct{ Error struct{ Code string } }
+				if err := json.Unmarshal(w.Body.Bytes(), &body); err != nil || body.Error.Code != tt.code {
+					t.Errorf("body %s, want code %s", w.Body, tt.code)
+				}
+				if tt.status == 401 && w.Header().Get("WWW-Authenticate") == "" {
+					t.Error("401 without WWW-Authenticate")
+				}
+				return
+			}
+			var a batchAnswer
+			if err := json.Unmarshal(w.Body.Bytes(), &a); err != nil {
+				t.Fatal(err)
+			}
+			var doc any
+			json.Unmarshal(w.Body.Bytes(), &doc)
+			if err := batchSchema(t).VisitJSON(doc); err != nil {
+				t.Errorf("the answer does not match BatchResult of api/ingest.yaml: %v", err)
+			}
+			if a.Object != "edge_log_batch" || a.Lines != 3 || a.Taken != 2 || a.Rejected != 1 || a.RejectedOtherRegion != 1 ||
+				a.FirstRejection == nil || a.FirstRejection.Line != 2 || !strings.Contains(a.FirstRejection.Reason, "SIN1") {
+				t.Errorf("answer %s", w.Body)
+			}
+			if cc := w.Header().Get("Cache-Control"); cc != "no-store" {
+				t.Errorf("Cache-Control %q", cc)
+			}
+		})
+	}
+	// Three batches of the same lines are two rows, and SIN1's line none.
+	page, err := e.st.ListAssets(t.Context(), cdnapi.AssetQuery{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page) != 2 || page[0].Region != "FRA1" || page[1].Region != "FRA1" {
+		t.Errorf("assets %+v, want requests 1 and 3 of FRA1", page)
+	}
+
+	r := httptest.NewRequest(http.MethodGet, EdgeLogsPath, nil)
+	w := httptest.NewRecorder()
+	e.h.ServeHTTP(w, r)
+	if w.Code != 405 || w.Header().Get("Allow") != "POST" {
+		t.Errorf("GET: %d, Allow %q", w.Code, w.Header().Get("Allow"))
+	}
+	r = httptest.NewRequest(http.MethodGet, "/api/v1/openapi.json", nil)
+	w = httptest.NewRecorder()
+	e.h.ServeHTTP(w, r)
+	if w.Code != 200 || !bytes.Equal(w.Body.Bytes(), api.IngestJSON()) {
+		t.Errorf("the document: %d", w.Code)
+	}
+	r = httptest.NewRequest(http.MethodPost, "/api/v1/assets", nil)
+	w = httptest.NewRecorder()
+	e.h.ServeHTTP(w, r)
+	if w.Code != 404 || !strings.Contains(w.Body.String(), EdgeLogsPath) {
+		t.Errorf("another path: %d %s", w.Code, w.Body)
+	}
+}
+
+// batchSchema returns BatchResult of the ingest address's document, as
+// the listener serves it.
+func batchSchema(t *testing.T) *openapi3.Schema {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromData(api.IngestJSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc.Components.Schemas["BatchResult"].Value
+}
+
+// downStore is a store that does not answer writes, until up.
+type downStore struct {
+	cdnapi.Store
+	up bool
+}
+
+func (d *downStore) Write(ctx context.Context, fn func(w cdnapi.Writer) error) error {
+	if !d.up {
+		return errors.New("dial tcp 10.0.0.1:5432: connection refused")
+	}
+	return d.Store.Write(ctx, fn)
+}
+
+// TestIngestStoreDown: a batch the store cannot commit gets 503 with
+// Retry-After and leaves nothing; sent again once the store is back, it
+// is all there.
+func TestIngestStoreDown(t *testing.T) {
+	var down *downStore
+	e := newIngestEnv(t, IngestConfig{}, func(st cdnapi.Store) edgelog.Store {
+		down = &downStore{Store: st}
+		return down
+	})
+	body := []byte(edgeLogLine(1, "FRA1") + "\n" + edgeLogLine(2, "FRA1") + "\n")
+	w := e.post(t, e.fra, "", body)
+	if w.Code != 503 || w.Header().Get("Retry-After") == "" || !strings.Contains(w.Body.String(), cdnapi.CodeStorageUnavailable) ||
+		strings.Contains(w.Body.String(), "10.0.0.1") {
+		t.Fatalf("store down: %d, Retry-After %q, %s", w.Code, w.Header().Get("Retry-After"), w.Body)
+	}
+	if page, _ := e.st.ListAssets(t.Context(), cdnapi.AssetQuery{Limit: 10}); len(page) != 0 {
+		t.Fatalf("%d assets written while the store was down", len(page))
+	}
+	down.up = true
+	if w := e.post(t, e.fra, "", body); w.Code != 200 {
+		t.Fatalf("store back: %d %s", w.Code, w.Body)
+	}
+	if page, _ := e.st.ListAssets(t.Context(), cdnapi.AssetQuery{Limit: 10}); len(page) != 2 {
+		t.Fatalf("%d assets once the store is back, want 2", len(page))
+	}
+}
+
+// TestIngestRateLimit: a key's batches beyond its bucket get 429 with
+// Retry-After; another key's bucket is its own.
+func TestIngestRateLimit(t *testing.T) {
+	e := newIngestEnv(t, IngestConfig{Limiter: ratelimit.NewMemory(ratelimit.Policy{Rate: 1, Burst: 2})}, nil)
+	body := []byte(edgeLogLine(1, "FRA1") + "\n")
+	for i, want := range []int{200, 200, 429} {
+		w := e.post(t, e.fra, "", body)
+		if w.Code != want {
+			t.Fatalf("batch %d: %d, want %d: %s", i, w.Code, want, w.Body)
+		}
+		if want == 429 && w.Header().Get("Retry-After") == "" {
+			t.Error("429 without Retry-After")
+		}
+	}
+}
