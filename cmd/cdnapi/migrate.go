@@ -29,7 +29,7 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 		fmt.Fprintf(env.stdout, "applied %05d %s in %s\n", m.Version, m.Name, m.Took.Round(time.Millisecond))
 	}
 	if err != nil {
-		return fmt.Errorf("migrate %s: %w", redactDSN(*db.dsn), err)
+		return schemaError(*db.dsn, err)
 	}
 	if len(res.Applied) == 0 {
 		fmt.Fprintf(env.stdout, "%s is already at version %d\n", describeDB(*db.dsn), res.Version)

@@ -193,9 +193,20 @@ func (f storeFlags) migrated(ctx context.Context, created func(path string)) (st
 	}
 	if err := st.Migrate(ctx); err != nil {
 		st.Close()
-		return nil, fmt.Errorf("migrate %s: %w", redactDSN(*f.dsn), err)
+		return nil, schemaError(*f.dsn, err)
 	}
 	return st, nil
+}
+
+// schemaError is the error of bringing dsn's schema up to date: one line
+// with the cause alone when the database cannot be reached at all (no
+// command but migrate should name itself migrate for it), else the error
+// with the database it came from.
+func schemaError(dsn string, err error) error {
+	if line, ok := postgres.ConnectFailure(err); ok {
+		return errors.New(line)
+	}
+	return fmt.Errorf("migrate %s: %w", redactDSN(dsn), err)
 }
 
 // pgKeywords are libpq's connection keywords: a DSN whose first word is one

@@ -1,0 +1,102 @@
+package main
+
+// The tests of issue 34, part 2: each message a new user meets is one line
+// that says what to do, with its exit status. Each runs the command as a
+// user types it, in-process, against real SQLite files, a real PostgreSQL
+// server and real HTTP over loopback.
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cdnapi/cdnapi/internal/pgtest"
+)
+
+// wantLine fails t unless err is the one line want and exits with status.
+func wantLine(t *testing.T, err error, want string, status int) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("err = nil, want %q", want)
+	}
+	if got := err.Error(); got != want {
+		t.Errorf("error line\n got %q\nwant %q", got, want)
+	}
+	if got := exitStatus(err); got != status {
+		t.Errorf("exit status %d, want %d (err %q)", got, status, err)
+	}
+}
+
+// A server that cannot be reached, or that refuses us, is one line with the
+// cause alone, and serve does not call itself migrate.
+func TestPostgresConnectErrorsInOneLine(t *testing.T) {
+	t.Parallel()
+	refused := "postgres://cdnapi:secret@127.0.0.1:1/cdnapi"
+	for _, args := range [][]string{
+		{"migrate", "--db", refused},
+		{"status", "list", "--db", refused},
+		{"serve", "--db", refused, "--api-addr", "127.0.0.1:0", "--edge-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"},
+	} {
+		_, _, err := runCmd(t, "", args...)
+		wantLine(t, err, "cannot connect to PostgreSQL at 127.0.0.1:1: connection refused", 1)
+	}
+
+	u, err := url.Parse(pgtest.NewDatabase(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User("nobody") // trust authentication: the role is what fails
+	_, _, err = runCmd(t, "", "migrate", "--db", u.String())
+	wantLine(t, err, `cannot connect to PostgreSQL at `+u.Host+`: role "nobody" does not exist`, 1)
+}
+
+// A mistyped command names the nearest one, as a mistyped flag does.
+func TestUnknownCommandSuggests(t *testing.T) {
+	t.Parallel()
+	for typed, want := range map[string]string{
+		"serv":   `unknown command "serv"; did you mean serve? (see cdnapi --help)`,
+		"ingets": `unknown command "ingets"; did you mean ingest? (see cdnapi --help)`,
+		"key":    `unknown command "key"; did you mean keys? (see cdnapi --help)`,
+		"xyz":    `unknown command "xyz" (see cdnapi --help)`,
+	} {
+		_, _, err := runCmd(t, "", typed)
+		wantLine(t, err, want, 2)
+	}
+}
+
+// cancelAfter is an input that cancels its context, as a Ctrl-C does, once
+// its first part has been read, and then goes on giving the rest.
+type cancelAfter struct {
+	first, rest io.Reader
+	cancel      func()
+}
+
+func (r *cancelAfter) Read(p []byte) (int, error) {
+	if n, err := r.first.Read(p); n > 0 || err != io.EOF {
+		return n, err
+	}
+	r.cancel()
+	return r.rest.Read(p)
+}
+
+// Ctrl-C during an ingest says that nothing was written and to run the
+// same command again, not "context canceled", and nothing was written.
+func TestIngestInterrupted(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "cdnapi.db")
+	mustRunCmd(t, "", "migrate", "--db", db)
+	regions := demoRegionsNDJSON(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	in := &cancelAfter{first: strings.NewReader(regions), rest: strings.NewReader(strings.Repeat(regions, 200)), cancel: cancel}
+	var stderr bytes.Buffer
+	err := run(ctx, []string{"ingest", "regions", "--db", db}, getenvFrom(nil), in, io.Discard, &stderr)
+	wantLine(t, err, "interrupted: nothing was written; run the same command again", 130)
+	if out, _ := mustRunCmd(t, "", "regions", "list", "--db", db); strings.Contains(out, "FRA1") {
+		t.Errorf("an interrupted ingest wrote regions:\n%s", out)
+	}
+}
