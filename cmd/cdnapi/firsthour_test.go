@@ -100,3 +100,47 @@ func TestIngestInterrupted(t *testing.T) {
 		t.Errorf("an interrupted ingest wrote regions:\n%s", out)
 	}
 }
+
+// A directory where a file goes is refused before any work, in one line
+// that says what goes there, and nothing is written.
+func TestDirectoryWhereAFileGoes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "cdnapi.db")
+	mustRunCmd(t, "", "migrate", "--db", db)
+	dbWant := "--db " + dir + ": " + dir + " is a directory; give the path of a database file, such as " + db
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"migrate", "--db", dir}, dbWant},
+		{[]string{"serve", "--db", dir}, dbWant},
+		{[]string{"status", "list", "--db", dir}, dbWant},
+		{[]string{"ingest", "regions", "--db", dir}, dbWant},
+		{[]string{"follow", "--db", dir, filepath.Join(dir, "edge.log")}, dbWant},
+		{[]string{"ingest", "regions", "--db", db, dir}, "ingest: " + dir + " is a directory; give the path of an NDJSON file, or - for standard input"},
+		{[]string{"follow", "--db", db, dir}, "follow: " + dir + " is a directory; give the path of the access log nginx writes"},
+	} {
+		_, stderr, err := runCmd(t, demoRegionsNDJSON(t), c.args...)
+		wantLine(t, err, c.want, 2)
+		if stderr != "" {
+			t.Errorf("%v wrote %q before refusing", c.args, stderr)
+		}
+	}
+	if out, _ := mustRunCmd(t, "", "regions", "list", "--db", db); strings.Contains(out, "FRA1") {
+		t.Errorf("a refused ingest wrote regions:\n%s", out)
+	}
+}
+
+// follow --once on a log that is not there fails at once, in one line
+// (without --once, follow waits and warns again now and then: see
+// internal/follow's TestMissingLogWarnedAgain).
+func TestFollowOnceMissingLog(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "cdnapi.db")
+	mustRunCmd(t, "", "migrate", "--db", db)
+	log := filepath.Join(dir, "nosuch.log")
+	_, _, err := runCmd(t, "", "follow", "--once", "--db", db, log)
+	wantLine(t, err, "follow: no log at "+log+"; --once reads a log that is there (without --once, follow waits for it)", 2)
+}

@@ -76,6 +76,12 @@ func parseIngestConfig(env *environment, args []string) (ingestConfig, error) {
 	if c.rejects != "" && !c.skipInvalid {
 		return c, usageError{"ingest: --rejects goes with --skip-invalid; without it an invalid line writes nothing"}
 	}
+	if abs, ok := isDirectory(c.path); ok && c.path != "-" {
+		return c, usageError{fmt.Sprintf("ingest: %s is a directory; give the path of an NDJSON file, or - for standard input", abs)}
+	}
+	if err := c.db.checkNotDirectory(); err != nil {
+		return c, err
+	}
 	return c, nil
 }
 

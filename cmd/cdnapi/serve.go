@@ -109,6 +109,9 @@ func (c serveConfig) validate() error {
 	if c.assetRetention < 0 || c.pruneInterval <= 0 {
 		return usageError{"--asset-retention must not be negative, and --prune-interval must be positive"}
 	}
+	if err := c.db.checkNotDirectory(); err != nil {
+		return err
+	}
 	if c.webhooks != nil {
 		return c.webhooks.validate()
 	}

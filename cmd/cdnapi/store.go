@@ -105,6 +105,9 @@ func (f storeFlags) openDB(ctx context.Context, created func(path string)) (stor
 	if readDSN != "" {
 		return nil, usageError{"--db-read needs a PostgreSQL --db; SQLite has no replicas"}
 	}
+	if err := f.checkNotDirectory(); err != nil {
+		return nil, err
+	}
 	path, err := sqlitePath(dsn)
 	if err != nil {
 		return nil, err
@@ -156,6 +159,37 @@ func sqlitePath(dsn string) (string, error) {
 			"and a SQLite path with '=' or spaces must be written sqlite:PATH", redactDSN(dsn))}
 	}
 	return path, nil
+}
+
+// checkNotDirectory refuses a SQLite --db that is a directory, in one line
+// that suggests a file in it. Commands call it before any work, as open
+// does; a PostgreSQL DSN passes.
+func (f storeFlags) checkNotDirectory() error {
+	if isPostgres(*f.dsn) {
+		return nil
+	}
+	path, err := sqlitePath(*f.dsn)
+	if err != nil {
+		return err
+	}
+	if abs, ok := isDirectory(path); ok {
+		return usageError{fmt.Sprintf("--db %s: %s is a directory; give the path of a database file, such as %s",
+			*f.dsn, abs, filepath.Join(abs, "cdnapi.db"))}
+	}
+	return nil
+}
+
+// isDirectory reports whether path is a directory, with its absolute path
+// for the message that refuses it where a file goes.
+func isDirectory(path string) (abs string, ok bool) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.IsDir() {
+		return "", false
+	}
+	if abs, err = filepath.Abs(path); err != nil {
+		abs = path
+	}
+	return abs, true
 }
 
 // dirExists returns nil if dir is a directory, and otherwise an error that
