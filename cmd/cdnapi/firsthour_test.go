@@ -144,3 +144,29 @@ func TestFollowOnceMissingLog(t *testing.T) {
 	_, _, err := runCmd(t, "", "follow", "--once", "--db", db, log)
 	wantLine(t, err, "follow: no log at "+log+"; --once reads a log that is there (without --once, follow waits for it)", 2)
 }
+
+// A missing --project says that it is required, not that its format is
+// wrong.
+func TestProjectRequired(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "cdnapi.db")
+	mustRunCmd(t, "", "migrate", "--db", db)
+	_, _, err := runCmd(t, "", "keys", "create", "--db", db)
+	wantLine(t, err, "keys create: --project is required: the project whose files the key reads (e.g. --project default)", 2)
+	_, _, err = runCmd(t, "", "origin", "sync", dir, "--db", db)
+	wantLine(t, err, "origin: --project is required: the project whose files DIR holds (e.g. --project default)", 2)
+}
+
+// Bare regions lists, as bare status does and as the README's
+// regions [list | …] says.
+func TestBareRegionsLists(t *testing.T) {
+	t.Parallel()
+	db := filepath.Join(t.TempDir(), "cdnapi.db")
+	mustRunCmd(t, "", "seed", "--db", db)
+	bare, _ := mustRunCmd(t, "", "regions", "--db", db)
+	list, _ := mustRunCmd(t, "", "regions", "list", "--db", db)
+	if bare != list || !strings.Contains(bare, "FRA1") {
+		t.Errorf("bare regions printed\n%s\nwant what regions list prints:\n%s", bare, list)
+	}
+}

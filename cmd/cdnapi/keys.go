@@ -55,6 +55,9 @@ func parseKeysConfig(env *environment, args []string) (keysConfig, error) {
 	}
 	switch {
 	case len(args) == 1 && args[0] == "create":
+		if c.project == "" {
+			return c, usageError{"keys create: --project is required: the project whose files the key reads (e.g. --project default)"}
+		}
 		if !cdnapi.ValidProject(c.project) {
 			return c, usageError{"keys create: --project: want 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"}
 		}

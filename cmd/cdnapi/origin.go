@@ -72,6 +72,9 @@ func parseOriginConfig(env *environment, args []string) (originConfig, error) {
 		return c, usageError{"origin: want sync DIR (see cdnapi origin --help)"}
 	}
 	c.dir = args[1]
+	if c.project == "" {
+		return c, usageError{"origin: --project is required: the project whose files DIR holds (e.g. --project default)"}
+	}
 	if !cdnapi.ValidProject(c.project) {
 		return c, usageError{fmt.Sprintf("origin: --project must be %s", cdnapi.ProjectRule)}
 	}

@@ -160,7 +160,7 @@ func TestOriginCommand(t *testing.T) {
 	}{
 		{[]string{"origin"}, "want sync DIR"},
 		{[]string{"origin", "sync"}, "want sync DIR"},
-		{[]string{"origin", "sync", root}, "--project must be"},
+		{[]string{"origin", "sync", root}, "--project is required"},
 		{[]string{"origin", "sync", root, "--project", "-bad"}, "--project must be"},
 		{[]string{"origin", "sync", root, "--project", "p", "--batch-files", "0"}, "--batch-files"},
 		{[]string{"origin", "sync", filepath.Join(root, "missing"), "--project", "p"}, "no such file or directory"},
