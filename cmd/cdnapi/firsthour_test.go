@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -168,5 +169,39 @@ func TestBareRegionsLists(t *testing.T) {
 	list, _ := mustRunCmd(t, "", "regions", "list", "--db", db)
 	if bare != list || !strings.Contains(bare, "FRA1") {
 		t.Errorf("bare regions printed\n%s\nwant what regions list prints:\n%s", bare, list)
+	}
+}
+
+// Each --help names, as its CDNAPI_<FLAG> example, a flag the command has;
+// keys create, webhooks add and origin sync print their own help.
+func TestHelpNamesItsOwnFlags(t *testing.T) {
+	t.Parallel()
+	example := regexp.MustCompile(`e\.g\. --([a-z-]+) as (CDNAPI_[A-Z_]+);`)
+	for _, args := range [][]string{
+		{"serve"}, {"seed"}, {"migrate"}, {"ingest"}, {"follow"}, {"origin", "sync"}, {"uploads"}, {"prune"},
+		{"backup"}, {"regions"}, {"status"}, {"keys"}, {"keys", "create"}, {"webhooks", "add"}, {"get"},
+	} {
+		out, _, err := runCmd(t, "", append(args, "--help")...)
+		if exitStatus(err) != 0 {
+			t.Errorf("%v --help: %v", args, err)
+		}
+		m := example.FindStringSubmatch(out)
+		if m == nil {
+			t.Errorf("%v --help names no CDNAPI_<FLAG> example:\n%s", args, out)
+			continue
+		}
+		if !strings.Contains(out, "\n  -"+m[1]+" ") && !strings.Contains(out, "\n  -"+m[1]+"\n") || m[2] != envName(m[1]) {
+			t.Errorf("%v --help: its example --%s as %s is not a flag of the command:\n%s", args, m[1], m[2], out)
+		}
+	}
+	for args, want := range map[string]string{
+		"keys create":  "Usage: cdnapi keys create --project NAME",
+		"webhooks add": "Usage: cdnapi webhooks add URL [--events TYPE,…] [--secret-file F]  [--db DSN]\n",
+		"origin sync":  "Usage: cdnapi origin sync DIR --project P",
+	} {
+		out, _, _ := runCmd(t, "", append(strings.Fields(args), "--help")...)
+		if !strings.HasPrefix(out, want) || strings.Contains(out, " | list") {
+			t.Errorf("%s --help printed\n%s\nwant its own help, starting %q", args, out, want)
+		}
 	}
 }

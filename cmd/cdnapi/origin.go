@@ -57,7 +57,7 @@ type originConfig struct {
 // parseOriginConfig parses origin's arguments and checks them.
 func parseOriginConfig(env *environment, args []string) (originConfig, error) {
 	var c originConfig
-	fs := newSubcommandFlagSet("origin", originSynopsis, nil, args, env.stdout)
+	fs := newSubcommandFlagSet("origin", originSynopsis, map[string]string{"sync": originSynopsis}, args, env.stdout)
 	c.db = addStoreFlags(fs, bulkWrites)
 	fs.StringVar(&c.project, "project", "", "the project whose files DIR holds (required)")
 	fs.BoolVar(&c.follow, "follow", false, "keep the list in sync until stopped (inotify, and a full rescan every --rescan)")
