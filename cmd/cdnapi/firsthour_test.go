@@ -9,10 +9,13 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cdnapi/cdnapi/internal/pgtest"
@@ -202,6 +205,69 @@ func TestHelpNamesItsOwnFlags(t *testing.T) {
 		out, _, _ := runCmd(t, "", append(strings.Fields(args), "--help")...)
 		if !strings.HasPrefix(out, want) || strings.Contains(out, " | list") {
 			t.Errorf("%s --help printed\n%s\nwant its own help, starting %q", args, out, want)
+		}
+	}
+}
+
+// get --all walks the largest pages the API serves, and says on stderr
+// when it waits on a 429, before it waits.
+func TestGetAllPagesAndWaits(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var limits []string
+	answered429 := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		limits = append(limits, r.URL.Query().Get("limit"))
+		w.Header().Set("Content-Type", "application/json")
+		if !answered429 {
+			answered429 = true
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			io.WriteString(w, `{"error":{"type":"rate_limit_error","code":"rate_limited","message":"too many requests","request_id":"req_1"}}`)
+			return
+		}
+		io.WriteString(w, `{"object":"list","data":[],"has_more":false,"next_cursor":null}`)
+	}))
+	defer srv.Close()
+	var stderr bytes.Buffer
+	err := run(t.Context(), []string{"get", "files", "--all", "--api", srv.URL, "-o", "ndjson"}, getenvFrom(nil),
+		strings.NewReader(""), io.Discard, &stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "get files: the server answered 429 rate_limited; waiting 1s (as it asked) before retry 1 of 4\n"; stderr.String() != want {
+		t.Errorf("stderr\n got %q\nwant %q", stderr.String(), want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(limits) != 2 || limits[0] != "100" || limits[1] != "100" {
+		t.Errorf("get --all asked for limit=%v, want 100 twice (the 429, then the page)", limits)
+	}
+}
+
+// get's 401 names --key and CDNAPI_KEY, not the HTTP header.
+func TestGet401NamesKeyFlag(t *testing.T) {
+	t.Parallel()
+	s := startServe(t, nil, "--db", filepath.Join(t.TempDir(), "cdnapi.db"), "--demo", "--auth", "required")
+	request := regexp.MustCompile(`, request req_[A-Za-z0-9_-]+\)$`)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"files"}, "get files: the API needs a key: give it with --key KEY or CDNAPI_KEY (cdnapi keys create makes one) (401 authentication_required"},
+		{[]string{"files", "--key", "cdk_nope"}, "get files: the API refused the key of --key or CDNAPI_KEY: it is unknown, revoked or expired (see cdnapi keys list) (401 api_key_invalid"},
+	} {
+		_, err := getOutput(t, s, c.args...)
+		if err == nil {
+			t.Fatalf("get %v: no error", c.args)
+		}
+		if line := err.Error(); !strings.HasPrefix(line, c.want) || !request.MatchString(line) {
+			t.Errorf("get %v:\n got %q\nwant %q, then its request ID", c.args, line, c.want+", request req_…)")
+		}
+		if exitStatus(err) != 1 {
+			t.Errorf("get %v: exit status %d, want 1", c.args, exitStatus(err))
 		}
 	}
 }
