@@ -271,3 +271,26 @@ func TestGet401NamesKeyFlag(t *testing.T) {
 		}
 	}
 }
+
+// The small things: one file is "1 file", sizes are in one unit family
+// (KiB, MiB: see TestOriginProgressLine), and keys create's note does not
+// point "above" when KEY=$(…) shows nothing there.
+func TestSmallThings(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "cdnapi.db")
+	mustRunCmd(t, "", "migrate", "--db", db)
+	files := `{"id":"fil_1","filename":"a.txt","bytes":1,"checksum":"sha256:` + strings.Repeat("0", 64) + `","created_at":"2026-01-01T00:00:00Z"}` + "\n"
+	_, stderr := mustRunCmd(t, files, "ingest", "files", "--db", db)
+	if !regexp.MustCompile(`(?m)^ingested 1 file in \S+ \(\S+ lines/s\); 0 invalid$`).MatchString(stderr) {
+		t.Errorf("ingest of one file printed %q, want ingested 1 file …", stderr)
+	}
+	out, stderr := mustRunCmd(t, "", "keys", "create", "--project", "default", "--db", db, "--quiet")
+	id := regexp.MustCompile(`^created (key_\S+) for`).FindStringSubmatch(stderr)
+	if !strings.HasPrefix(out, "cdk_") || id == nil {
+		t.Fatalf("keys create printed %q and %q", out, stderr)
+	}
+	if want := "created " + id[1] + " for project default, scope read; the key, printed on standard output, is shown only once: keep it\n"; stderr != want {
+		t.Errorf("keys create's note\n got %q\nwant %q", stderr, want)
+	}
+}

@@ -145,7 +145,7 @@ func createKey(ctx context.Context, env *environment, st store, cfg keysConfig, 
 		return fmt.Errorf("keys create: %w", err)
 	}
 	fmt.Fprintln(env.stdout, key)
-	fmt.Fprintf(env.stderr, "created %s for project %s, scope %s; the key above is shown only once\n", rec.ID, rec.Project, rec.Scope)
+	fmt.Fprintf(env.stderr, "created %s for project %s, scope %s; the key, printed on standard output, is shown only once: keep it\n", rec.ID, rec.Project, rec.Scope)
 	if !cfg.quiet {
 		warnEmptyProject(ctx, env, st, rec.Project)
 	}

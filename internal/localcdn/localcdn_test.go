@@ -88,7 +88,7 @@ func TestOriginAndEdges(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := c.Down(); err != nil {
+		if err := c.Down(io.Discard); err != nil {
 			t.Errorf("Down: %v", err)
 		}
 	})
@@ -146,7 +146,7 @@ func TestOriginAndEdges(t *testing.T) {
 		t.Errorf("Status: %d parts, want %d", n, 1+len(Regions))
 	}
 	procs := c.Procs
-	if err := c.Down(); err != nil {
+	if err := c.Down(io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range procs {
@@ -180,7 +180,7 @@ func TestUp(t *testing.T) {
 		t.Fatalf("Up: %v\n%s", err, log.String())
 	}
 	t.Cleanup(func() {
-		if err := c.Down(); err != nil {
+		if err := c.Down(io.Discard); err != nil {
 			t.Errorf("Down: %v", err)
 		}
 	})
