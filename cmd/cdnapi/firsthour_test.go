@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cdnapi/cdnapi/internal/pgtest"
 )
@@ -292,5 +293,33 @@ func TestSmallThings(t *testing.T) {
 	}
 	if want := "created " + id[1] + " for project default, scope read; the key, printed on standard output, is shown only once: keep it\n"; stderr != want {
 		t.Errorf("keys create's note\n got %q\nwant %q", stderr, want)
+	}
+}
+
+// A default serve (no upload service, no scanner, no --region) reads
+// under_maintenance by plan, and its status page says why: the two
+// components are not deployed here, and no "by local".
+func TestStatusPageOfDefaultServe(t *testing.T) {
+	t.Parallel()
+	s := startServe(t, nil, "--db", filepath.Join(t.TempDir(), "cdnapi.db"))
+	want := `<p>Under maintenance</p><p class="sub" id="components-at-fault">Upload Service and Virus Scanning are not deployed here.</p>`
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		res, err := http.Get(s.api + "/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if strings.Contains(string(body), want) {
+			if strings.Contains(string(body), " by local") {
+				t.Error(`the page says "by local"`)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the status page never showed %q:\n%s", want, body)
+		}
+		time.Sleep(50 * time.Millisecond) // a poll for the first evaluation, not a window
 	}
 }
