@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/demo"
 	"github.com/cdnapi/cdnapi/internal/pgtest"
 )
@@ -200,9 +201,13 @@ func TestWebhookOfAStoppedStore(t *testing.T) {
 	r := newHookReceiver(t)
 	addHook(t, r, primaryDSN, "--events", "incident.opened,incident.resolved")
 	const interval = 500 * time.Millisecond
-	startServe(t, nil, append([]string{"--db", primaryDSN, "--db-read", replicaDSN,
+	s := startServe(t, nil, append([]string{"--db", primaryDSN, "--db-read", replicaDSN,
 		"--status-interval", interval.String()}, webhookServeFlags...)...)
-	time.Sleep(2 * interval) // a few healthy rounds first
+	// A healthy round first, awaited rather than slept for: Storage reads
+	// operational through the replica.
+	eventually(t, "Storage operational before the replica stops", func() error {
+		return wantComponent(s.api, cdnapi.ComponentStorage, cdnapi.StatusOperational)
+	})
 
 	began := time.Now()
 	stopped := began // measured from the start of the stop: probes fail from then on
@@ -516,4 +521,32 @@ func TestWebhooksCommand(t *testing.T) {
 	if _, _, err := runCmd(t, "", "webhooks", "remove", id, "--db", db); err == nil || !strings.Contains(err.Error(), "there is no webhook") {
 		t.Errorf("second remove: %v", err)
 	}
+}
+
+// wantComponent checks a component's status in the status document of the
+// API at api.
+func wantComponent(api, name string, want cdnapi.Status) error {
+	res, err := http.Get(api + "/api/v1/status")
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	var doc struct {
+		Components []struct {
+			Name   string
+			Status cdnapi.Status
+		}
+	}
+	if err := json.NewDecoder(res.Body).Decode(&doc); err != nil {
+		return err
+	}
+	for _, c := range doc.Components {
+		if c.Name == name {
+			if c.Status != want {
+				return fmt.Errorf("%s is %s, want %s", name, c.Status, want)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("no component %s", name)
 }
