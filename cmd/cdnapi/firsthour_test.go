@@ -323,3 +323,25 @@ func TestStatusPageOfDefaultServe(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // a poll for the first evaluation, not a window
 	}
 }
+
+// Every command interrupted says what it left behind and to run it again,
+// and exits 130, as shells do for Ctrl-C; TestIngestInterrupted runs one.
+func TestInterruptedLines(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ingest", "assets"}, "interrupted: nothing was written; run the same command again"},
+		{[]string{"seed"}, "interrupted: nothing was written; run the same command again"},
+		{[]string{"migrate"}, "interrupted: the migrations applied so far are kept; run the same command again to apply the rest"},
+		{[]string{"prune", "--older-than", "30d"}, "interrupted: the assets deleted so far stay deleted; run the same command again to delete the rest"},
+		{[]string{"origin", "sync", "site"}, "interrupted: the batches committed so far are kept; run the same command again to go on from there"},
+		{[]string{"follow", "--once", "edge.log"}, "interrupted: the batches committed so far are kept; run the same command again to go on from there"},
+		{[]string{"backup", "copy.db"}, "interrupted: no backup was made; run the same command again"},
+		{[]string{"get", "assets", "--all"}, "interrupted; run the same command again"},
+	} {
+		err := interruptedError{interrupted(c.args[0], c.args[1:])}
+		wantLine(t, err, c.want, 130)
+	}
+}
