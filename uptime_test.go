@@ -93,9 +93,10 @@ func TestMeasuredSpan(t *testing.T) {
 			}
 		})
 	}
-	// The figure itself counts the span only: a minute of maintenance in a
-	// two-minute history is half of it.
-	inc := Incident{Component: ComponentAPI, Status: StatusUnderMaintenance, StartedAt: now.Add(-time.Minute), ResolvedAt: now}
+	// The figure itself counts the span only: a minute down in a
+	// two-minute history is half of it. (A minute of maintenance would be
+	// left out: see TestComputeUptime.)
+	inc := Incident{Component: ComponentAPI, Status: StatusMajorOutage, StartedAt: now.Add(-time.Minute), ResolvedAt: now}
 	if got := ComputeUptime([]Incident{inc}, now.Add(-2*time.Minute), now)[0].Short; got != 50 {
 		t.Errorf("uptime %v, want 50 over the two minutes measured", got)
 	}
