@@ -233,14 +233,14 @@ func (f storeFlags) migrated(ctx context.Context, created func(path string)) (st
 }
 
 // schemaError is the error of bringing dsn's schema up to date: one line
-// with the cause alone when the database cannot be reached at all (no
-// command but migrate should name itself migrate for it), else the error
-// with the database it came from.
+// with the cause alone when the database cannot be reached at all, else
+// the error with the database it came from. Only the migrate command
+// calls it "migrate"; serve and the others say what they were doing.
 func schemaError(dsn string, err error) error {
 	if line, ok := postgres.ConnectFailure(err); ok {
 		return errors.New(line)
 	}
-	return fmt.Errorf("migrate %s: %w", redactDSN(dsn), err)
+	return fmt.Errorf("bring the schema of %s up to date: %w", redactDSN(dsn), err)
 }
 
 // pgKeywords are libpq's connection keywords: a DSN whose first word is one
