@@ -78,7 +78,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	for _, c := range commands {
 		if c.name == args[0] {
 			err := c.run(ctx, env, args[1:])
-			if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			// Whatever the error reads as once Ctrl-C or SIGTERM ended ctx
+			// ("context canceled", or a driver's "interrupted"), the
+			// interrupt is its cause.
+			if err != nil && errors.Is(ctx.Err(), context.Canceled) && !errors.Is(err, errUsage) {
 				return interruptedError{interrupted(c.name, args[1:])}
 			}
 			return err
