@@ -35,7 +35,8 @@ store keeps only its SHA-256 hash. Its scope says what it may do: read (the
 default) lists the project's files, regions and assets; upload writes into
 the project's origin through the upload service; edge sends one region's
 edge log lines to the ingest address. Keep it, as in
-KEY=$(cdnapi keys create --project default --quiet).`,
+KEY=$(cdnapi keys create --project default). --quiet leaves out the warning
+that the project holds no files yet.`,
 	"list": `keys list [--project NAME]  [--db DSN]
 
 Lists every key (or the project's): its ID, its first characters (PREFIX,
