@@ -57,6 +57,10 @@ const (
 // Components lists the component names in the order of the status document.
 var Components = []string{ComponentAPI, ComponentUpload, ComponentStorage, ComponentVirusScanning}
 
+// UnnamedRegion is the Region of a status document whose server was given
+// no region name (serve --region): pages then say nothing of who answered.
+const UnnamedRegion = "local"
+
 // Version is the API version label of the status document.
 const Version = "v1"
 
@@ -64,7 +68,7 @@ const Version = "v1"
 type StatusDocument struct {
 	Status     Status // the worst of the component statuses
 	Version    string
-	Region     string // configured name of the answering region
+	Region     string // configured name of the answering region; UnnamedRegion when none was given
 	Components []Component
 	UpdatedAt  time.Time // when the statuses were last evaluated
 	// Until holds, by component name, when the status an operator set

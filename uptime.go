@@ -18,7 +18,8 @@ type Uptime struct {
 	Component string
 	// Short and Long are the percentages of time operational over
 	// UptimeShortWindow and UptimeLongWindow, counted from the start of
-	// the history when that is later; -1 when nothing was measured.
+	// the history when that is later, planned maintenance left out; -1
+	// when nothing was measured.
 	Short, Long float64
 	// Days holds one entry per UTC day, the oldest first, ending today.
 	Days []UptimeDay
@@ -34,7 +35,8 @@ type UptimeDay struct {
 
 // ComputeUptime derives the uptime of every component from its incidents:
 // the time a component was in an incident is the time it was not
-// operational. since is when the history starts (the first recorded
+// operational, except planned maintenance, which is left out (see
+// percentUp). since is when the history starts (the first recorded
 // status); time before it is not counted. incidents may be in any order and
 // may include other components' and older ones.
 func ComputeUptime(incidents []Incident, since, now time.Time) []Uptime {
@@ -73,16 +75,31 @@ func ComputeUptime(incidents []Incident, since, now time.Time) []Uptime {
 
 // percentUp returns the percentage of [from, to) after since that no
 // incident covers, or -1 when none of it is after since.
+//
+// Planned maintenance is left out of uptime, as Statuspage and its peers
+// do: an incident that was never worse than under_maintenance (an
+// operator's announced maintenance) is neither up nor down, and its time
+// is taken out of the time measured. An incident that became a fault
+// counts whole, its maintenance too, since an Incident keeps only the
+// worst status it reached. When all of the time measured was maintenance,
+// nothing went wrong in it: 100.
 func percentUp(incidents []Incident, from, to, since time.Time) float64 {
 	from = later(from, since)
 	if !to.After(from) {
 		return -1
 	}
-	var down time.Duration
+	var down, planned time.Duration
 	for _, inc := range incidents {
-		down += overlap(inc, from, to, to)
+		if inc.Status == StatusUnderMaintenance {
+			planned += overlap(inc, from, to, to)
+		} else {
+			down += overlap(inc, from, to, to)
+		}
 	}
-	total := to.Sub(from)
+	total := to.Sub(from) - planned
+	if total <= 0 {
+		return 100
+	}
 	return 100 * float64(total-min(down, total)) / float64(total)
 }
 

@@ -33,6 +33,17 @@ func TestComputeUptime(t *testing.T) {
 		{"other components do not count", []Incident{inc(ComponentAPI, StatusMajorOutage, 6*time.Hour, 0)},
 			now.Add(-100 * day), 100, 100, StatusOperational, 100},
 		{"nothing recorded", nil, now, -1, -1, StatusOperational, -1},
+		// Planned maintenance is left out: neither up nor down.
+		{"maintenance is not downtime", []Incident{inc(ComponentStorage, StatusUnderMaintenance, 6*time.Hour, time.Hour)},
+			now.Add(-100 * day), 100, 100, StatusUnderMaintenance, 100},
+		{"maintenance is not measured time", []Incident{
+			inc(ComponentStorage, StatusUnderMaintenance, 20*day, 10*day),
+			inc(ComponentStorage, StatusMajorOutage, 2*day, day)},
+			now.Add(-100 * day), 100 - 100*1.0/20, 100 - 100*1.0/80, StatusOperational, 100},
+		{"all of the history under maintenance", []Incident{inc(ComponentStorage, StatusUnderMaintenance, 40*time.Second, 0)},
+			now.Add(-40 * time.Second), 100, 100, StatusUnderMaintenance, -1},
+		{"a maintenance that became an outage counts whole", []Incident{inc(ComponentStorage, StatusMajorOutage, 3*day, 0)},
+			now.Add(-100 * day), 90, 100 - 100*3.0/90, StatusMajorOutage, 100},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,9 +93,10 @@ func TestMeasuredSpan(t *testing.T) {
 			}
 		})
 	}
-	// The figure itself counts the span only: a minute of maintenance in a
-	// two-minute history is half of it.
-	inc := Incident{Component: ComponentAPI, Status: StatusUnderMaintenance, StartedAt: now.Add(-time.Minute), ResolvedAt: now}
+	// The figure itself counts the span only: a minute down in a
+	// two-minute history is half of it. (A minute of maintenance would be
+	// left out: see TestComputeUptime.)
+	inc := Incident{Component: ComponentAPI, Status: StatusMajorOutage, StartedAt: now.Add(-time.Minute), ResolvedAt: now}
 	if got := ComputeUptime([]Incident{inc}, now.Add(-2*time.Minute), now)[0].Short; got != 50 {
 		t.Errorf("uptime %v, want 50 over the two minutes measured", got)
 	}

@@ -36,7 +36,8 @@ type Client struct {
 	maxRetries int
 	baseDelay  time.Duration
 	maxDelay   time.Duration
-	cache      *pageCache // nil unless WithCache
+	cache      *pageCache  // nil unless WithCache
+	onRetry    func(Retry) // nil unless WithRetryNotice
 }
 
 // The defaults of the options.
@@ -71,6 +72,23 @@ func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua
 // instead. Defaults DefaultMaxRetries, DefaultBaseDelay and DefaultMaxDelay.
 func WithRetries(max int, base, maxDelay time.Duration) Option {
 	return func(c *Client) { c.maxRetries, c.baseDelay, c.maxDelay = max, base, maxDelay }
+}
+
+// Retry is a retry about to be waited for: what the failed attempt
+// answered, how long the Client waits, and which retry follows.
+type Retry struct {
+	Err     error         // an *Error (429, 503) or a transport error
+	Wait    time.Duration // how long until the retry
+	Asked   bool          // the server asked for Wait with Retry-After
+	Attempt int           // the retry that follows: 1 for the first
+	Max     int           // the most retries (WithRetries)
+}
+
+// WithRetryNotice calls notice before each wait to retry, so that a program
+// can say why it is waiting: a Retry-After of a 429 may be many seconds.
+// notice must return quickly; it may be called by several goroutines.
+func WithRetryNotice(notice func(Retry)) Option {
+	return func(c *Client) { c.onRetry = notice }
 }
 
 // WithCache turns on conditional requests: the Client keeps the last page

@@ -42,6 +42,9 @@ func get[T any](ctx context.Context, c *Client, url string, cd codec[T]) (T, err
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
 			return zero, err
 		}
+		if c.onRetry != nil {
+			c.onRetry(Retry{Err: err, Wait: wait, Asked: retryAfter > 0, Attempt: attempt + 1, Max: c.maxRetries})
+		}
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:

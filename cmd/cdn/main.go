@@ -88,7 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return c.Down()
+		return c.Down(stdout)
 	default:
 		return errors.New(usage)
 	}

@@ -206,8 +206,10 @@ func TestPagesInBrowser(t *testing.T) {
 	// The problem collector catches a violation: an image from elsewhere.
 	b.do(t, "load /", chromedp.Navigate(s.api+"/"))
 	eval[int](t, b, `var i=new Image();i.src='http://192.0.2.1/x.png';document.body.append(i);1`)
-	time.Sleep(200 * time.Millisecond)
-	csp := eval[[]string](t, b, `window.__csp`)
+	var csp []string // the violation is reported when the browser gets to it: awaited, not slept for
+	for deadline := time.Now().Add(30 * time.Second); len(csp) == 0 && time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		csp = eval[[]string](t, b, `window.__csp||[]`)
+	}
 	if len(csp) == 0 || !strings.Contains(csp[0], "img-src") {
 		t.Fatalf("the collector saw %v, want the img-src violation", csp)
 	}

@@ -31,6 +31,7 @@ func TestDrainCutsNothing(t *testing.T) {
 			const workers = 32
 			var (
 				ok, closed, cut atomic.Int64
+				answered        atomic.Int64 // workers that have had their first answer
 				stopAt          atomic.Int64 // unix nanos of the start of the drain
 				wg              sync.WaitGroup
 				firstErr        atomic.Value
@@ -62,6 +63,9 @@ func TestDrainCutsNothing(t *testing.T) {
 							return
 						}
 						ok.Add(1)
+						if n == 0 {
+							answered.Add(1)
+						}
 						if res.Close {
 							closed.Add(1)
 							return
@@ -76,7 +80,14 @@ func TestDrainCutsNothing(t *testing.T) {
 					}
 				})
 			}
-			time.Sleep(300 * time.Millisecond) // every worker is busy on its connection
+			// Every worker busy on its connection: each has had an answer
+			// (awaited, not slept for, so that a loaded machine cannot
+			// start the drain before the last worker connects).
+			for deadline := time.Now().Add(30 * time.Second); answered.Load() < workers; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("%d of %d workers answered in 30s; want all before the drain", answered.Load(), workers)
+				}
+			}
 			before := ok.Load()
 			stopAt.Store(time.Now().UnixNano())
 			if err := s.stop(); err != nil {

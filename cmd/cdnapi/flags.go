@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,12 +29,36 @@ func newFlagSet(name, synopsis string, stdout io.Writer) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		fmt.Fprintf(stdout, "Usage: cdnapi %s\n\n", synopsis)
-		fmt.Fprintln(stdout, "Flags (each can also be set as CDNAPI_<FLAG>, e.g. --api-addr as CDNAPI_API_ADDR; flags win):")
+		if example := envExample(fs); example != "" {
+			fmt.Fprintf(stdout, "Flags (each can also be set as CDNAPI_<FLAG>, e.g. --%s as %s; flags win):\n", example, envName(example))
+		}
 		fs.SetOutput(stdout)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
 	}
 	return fs
+}
+
+// envExample is the flag of fs that the help's CDNAPI_<FLAG> example names,
+// a flag the command has: the first of --api-addr, --db and --key it has,
+// else its first flag of two words, else its first flag; "" when it has
+// none.
+func envExample(fs *flag.FlagSet) string {
+	for _, name := range []string{"api-addr", "db", "key"} {
+		if fs.Lookup(name) != nil {
+			return name
+		}
+	}
+	first, dashed := "", ""
+	fs.VisitAll(func(f *flag.Flag) {
+		if first == "" {
+			first = f.Name
+		}
+		if dashed == "" && strings.Contains(f.Name, "-") {
+			dashed = f.Name
+		}
+	})
+	return cmp.Or(dashed, first)
 }
 
 // parseFlags parses args, which must all be flags, then sets every flag the

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -104,6 +106,16 @@ func parseFollowConfig(env *environment, args []string) (followConfig, error) {
 	}
 	if c.batchLines <= 0 || c.batchInterval <= 0 || c.poll <= 0 {
 		return c, usageError{"follow: --batch-lines, --batch-interval and --poll-interval must be positive"}
+	}
+	if abs, ok := isDirectory(c.arg); ok {
+		return c, usageError{fmt.Sprintf("follow: %s is a directory; give the path of the access log nginx writes", abs)}
+	}
+	if _, err := os.Stat(c.arg); c.once && errors.Is(err, os.ErrNotExist) {
+		abs, _ := filepath.Abs(c.arg)
+		return c, usageError{fmt.Sprintf("follow: no log at %s; --once reads a log that is there (without --once, follow waits for it)", abs)}
+	}
+	if err := c.db.checkNotDirectory(); err != nil {
+		return c, err
 	}
 	return c, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"io"
 	"iter"
 	"net"
+	"net/http"
 	"text/tabwriter"
 	"time"
 
@@ -61,7 +63,7 @@ func parseGetConfig(env *environment, args []string) (getConfig, error) {
 	fs.StringVar(&c.apiURL, "api", "", "base URL of the API address (default "+defaultAPIURL+", or CDNAPI_API_URL)")
 	fs.StringVar(&c.edgeURL, "edge", "", "base URL of the edge address (default "+defaultEdgeURL+", or CDNAPI_EDGE_URL)")
 	fs.StringVar(&c.key, "key", "", "API key, sent as Authorization: Bearer KEY")
-	fs.IntVar(&c.limit, "limit", 0, "items per page, 1 to 100 (default: the server's, 20)")
+	fs.IntVar(&c.limit, "limit", 0, "items per page, 1 to 100 (default: the server's, 20; with --all, 100)")
 	fs.StringVar(&c.region, "region", "", "assets: only those of this region, such as FRA1")
 	fs.StringVar(&c.cursor, "cursor", "", "start at this next_cursor of an earlier page")
 	fs.BoolVar(&c.all, "all", false, "print every page, following next_cursor")
@@ -113,7 +115,13 @@ func runGet(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	c, err := client.New(cfg.apiURL, cfg.edgeURL, client.WithAPIKey(cfg.key), client.WithUserAgent("cdnapi-cli/1"))
+	// --all walks the largest pages the API serves: 20 to a page took
+	// five times the requests, and so five times the rate limit's budget.
+	if cfg.all && cfg.limit == 0 {
+		cfg.limit = cdnapi.MaxLimit
+	}
+	c, err := client.New(cfg.apiURL, cfg.edgeURL, client.WithAPIKey(cfg.key), client.WithUserAgent("cdnapi-cli/1"),
+		client.WithRetryNotice(func(r client.Retry) { fmt.Fprintln(env.stderr, retryNotice(cfg.what, r)) }))
 	if err != nil {
 		return usageError{"get: " + err.Error()}
 	}
@@ -160,9 +168,32 @@ func (c getConfig) explain(err error) error {
 		return fmt.Errorf("get %s: cannot reach %s (%v); is cdnapi serve running there? Give its address with %s URL or %s",
 			c.what, base, netErr.Err, flag, envVar)
 	}
+	// The API's 401 tells an HTTP client which header to send; on the
+	// command line the key is --key or CDNAPI_KEY.
+	if apiErr, ok := errors.AsType[*client.Error](err); ok && apiErr.StatusCode == http.StatusUnauthorized {
+		what := "the API needs a key: give it with --key KEY or CDNAPI_KEY (cdnapi keys create makes one)"
+		if c.key != "" {
+			what = "the API refused the key of --key or CDNAPI_KEY: it is unknown, revoked or expired (see cdnapi keys list)"
+		}
+		return fmt.Errorf("get %s: %s (%d %s, request %s)", c.what, what, apiErr.StatusCode, apiErr.Code, apiErr.RequestID)
+	}
 	// A *client.Error reads as the contract's message, with the status,
 	// code and request ID.
 	return fmt.Errorf("get %s: %w", c.what, err)
+}
+
+// retryNotice is the line get prints on stderr before it waits to retry,
+// so that a long wait on a rate limit is not silence.
+func retryNotice(what string, r client.Retry) string {
+	why := "the server did not answer"
+	if apiErr, ok := errors.AsType[*client.Error](r.Err); ok {
+		why = fmt.Sprintf("the server answered %d %s", apiErr.StatusCode, cmp.Or(apiErr.Code, http.StatusText(apiErr.StatusCode)))
+	}
+	asked := ""
+	if r.Asked {
+		asked = " (as it asked)"
+	}
+	return fmt.Sprintf("get %s: %s; waiting %s%s before retry %d of %d", what, why, r.Wait.Round(100*time.Millisecond), asked, r.Attempt, r.Max)
 }
 
 func firstOf(values ...string) string {

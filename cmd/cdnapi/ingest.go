@@ -76,6 +76,12 @@ func parseIngestConfig(env *environment, args []string) (ingestConfig, error) {
 	if c.rejects != "" && !c.skipInvalid {
 		return c, usageError{"ingest: --rejects goes with --skip-invalid; without it an invalid line writes nothing"}
 	}
+	if abs, ok := isDirectory(c.path); ok && c.path != "-" {
+		return c, usageError{fmt.Sprintf("ingest: %s is a directory; give the path of an NDJSON file, or - for standard input", abs)}
+	}
+	if err := c.db.checkNotDirectory(); err != nil {
+		return c, err
+	}
 	return c, nil
 }
 
@@ -229,11 +235,11 @@ func ingestSummary(kind ingest.Kind, res ingest.Result, err error, took time.Dur
 	}
 	rate := int64(float64(res.Lines) / max(took.Seconds(), 1e-9))
 	if err != nil {
-		return s + fmt.Sprintf("read %s lines of %s in %s (%s lines/s); %s invalid; nothing was written",
-			grouped(res.Lines), kind, took.Round(time.Millisecond), grouped(rate), grouped(res.Invalid))
+		return s + fmt.Sprintf("read %s of %s in %s (%s lines/s); %s invalid; nothing was written",
+			counted(res.Lines, "lines"), kind, took.Round(time.Millisecond), grouped(rate), grouped(res.Invalid))
 	}
-	s += fmt.Sprintf("ingested %s %s in %s (%s lines/s); %s invalid",
-		grouped(res.Written), kind, took.Round(time.Millisecond), grouped(rate), grouped(res.Invalid))
+	s += fmt.Sprintf("ingested %s in %s (%s lines/s); %s invalid",
+		counted(res.Written, string(kind)), took.Round(time.Millisecond), grouped(rate), grouped(res.Invalid))
 	if res.Invalid > 0 && rejects != "" {
 		s += ", written to " + rejects
 	}

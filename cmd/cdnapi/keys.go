@@ -27,6 +27,29 @@ refused by every serving process within 5 seconds. list shows each key's
 first characters (PREFIX, such as cdk_AbC9…), so that a key found in a log
 can be matched to its ID; revoke takes the ID, or the key itself.`
 
+// keysSynopses are the help of each verb of keys that has flags of its own.
+var keysSynopses = map[string]string{
+	"create": `keys create --project NAME [--scope read|upload|edge] [--name LABEL] [--expires-in DURATION] [--quiet]  [--db DSN]
+
+Creates an API key of project NAME and prints it, once, alone on stdout: the
+store keeps only its SHA-256 hash. Its scope says what it may do: read (the
+default) lists the project's files, regions and assets; upload writes into
+the project's origin through the upload service; edge sends one region's
+edge log lines to the ingest address. Keep it, as in
+KEY=$(cdnapi keys create --project default). --quiet leaves out the warning
+that the project holds no files yet.`,
+	"list": `keys list [--project NAME]  [--db DSN]
+
+Lists every key (or the project's): its ID, its first characters (PREFIX,
+such as cdk_AbC9…), so that a key found in a log can be matched to its ID,
+its project, scope and name, and when it was created, expires, was last
+used and was revoked.`,
+	"revoke": `keys revoke ID|KEY  [--db DSN]
+
+Revokes a key, given by its ID or by the key itself. Every serving process
+refuses it within 5 seconds.`,
+}
+
 // keysConfig is what keys' arguments and their CDNAPI_* variables say.
 type keysConfig struct {
 	verb      string // create, list or revoke
@@ -44,7 +67,7 @@ type keysConfig struct {
 // anything is opened, so that a typo never reaches the database.
 func parseKeysConfig(env *environment, args []string) (keysConfig, error) {
 	var c keysConfig
-	fs := newFlagSet("keys", keysSynopsis, env.stdout)
+	fs := newSubcommandFlagSet("keys", keysSynopsis, keysSynopses, args, env.stdout)
 	c.db = addStoreFlags(fs, fewWrites)
 	fs.StringVar(&c.project, "project", "", "create: the project of the key (required); list: show only this project's keys")
 	scope := fs.String("scope", string(cdnapi.ScopeRead), "create: what the key may do: read (list files, regions and assets), upload or edge")
@@ -58,6 +81,9 @@ func parseKeysConfig(env *environment, args []string) (keysConfig, error) {
 	}
 	switch {
 	case len(args) == 1 && args[0] == "create":
+		if c.project == "" {
+			return c, usageError{"keys create: --project is required: the project whose files the key reads (e.g. --project default)"}
+		}
 		if !cdnapi.ValidProject(c.project) {
 			return c, usageError{"keys create: --project: want 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit"}
 		}
@@ -131,7 +157,7 @@ func createKey(ctx context.Context, env *environment, st store, cfg keysConfig, 
 	if rec.Region != "" {
 		scope += " of region " + rec.Region
 	}
-	fmt.Fprintf(env.stderr, "created %s for project %s, scope %s; the key above is shown only once\n", rec.ID, rec.Project, scope)
+	fmt.Fprintf(env.stderr, "created %s for project %s, scope %s; the key, printed on standard output, is shown only once: keep it\n", rec.ID, rec.Project, scope)
 	// An edge key sends assets, which belong to regions, not to projects:
 	// its project's files say nothing about it.
 	if !cfg.quiet && rec.Scope != cdnapi.ScopeEdge {

@@ -19,13 +19,23 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
+	if code := exitStatus(err); code != 0 {
+		fmt.Fprintln(os.Stderr, "cdnapi:", err)
+		os.Exit(code)
+	}
+}
+
+// exitStatus is the status the program exits with after run returned err:
+// 0 for success and --help, 2 for a mistake on the command line (as flag
+// does), 130 for an interrupt (as shells do for SIGINT), 1 for the rest.
+func exitStatus(err error) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
 	case errors.Is(err, errUsage):
-		fmt.Fprintln(os.Stderr, "cdnapi:", err)
-		os.Exit(2)
-	default:
-		fmt.Fprintln(os.Stderr, "cdnapi:", err)
-		os.Exit(1)
+		return 2
+	case errors.Is(err, errInterrupted):
+		return 130
 	}
+	return 1
 }

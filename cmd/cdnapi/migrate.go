@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/cdnapi/cdnapi/internal/postgres"
 )
 
 const migrateSynopsis = `migrate [--db DSN]
@@ -29,6 +32,9 @@ func runMigrate(ctx context.Context, env *environment, args []string) error {
 		fmt.Fprintf(env.stdout, "applied %05d %s in %s\n", m.Version, m.Name, m.Took.Round(time.Millisecond))
 	}
 	if err != nil {
+		if line, ok := postgres.ConnectFailure(err); ok {
+			return errors.New(line)
+		}
 		return fmt.Errorf("migrate %s: %w", redactDSN(*db.dsn), err)
 	}
 	if len(res.Applied) == 0 {

@@ -57,7 +57,7 @@ type originConfig struct {
 // parseOriginConfig parses origin's arguments and checks them.
 func parseOriginConfig(env *environment, args []string) (originConfig, error) {
 	var c originConfig
-	fs := newSubcommandFlagSet("origin", originSynopsis, nil, args, env.stdout)
+	fs := newSubcommandFlagSet("origin", originSynopsis, map[string]string{"sync": originSynopsis}, args, env.stdout)
 	c.db = addStoreFlags(fs, bulkWrites)
 	fs.StringVar(&c.project, "project", "", "the project whose files DIR holds (required)")
 	fs.BoolVar(&c.follow, "follow", false, "keep the list in sync until stopped (inotify, and a full rescan every --rescan)")
@@ -72,6 +72,9 @@ func parseOriginConfig(env *environment, args []string) (originConfig, error) {
 		return c, usageError{"origin: want sync DIR (see cdnapi origin --help)"}
 	}
 	c.dir = args[1]
+	if c.project == "" {
+		return c, usageError{"origin: --project is required: the project whose files DIR holds (e.g. --project default)"}
+	}
 	if !cdnapi.ValidProject(c.project) {
 		return c, usageError{fmt.Sprintf("origin: --project must be %s", cdnapi.ProjectRule)}
 	}
@@ -126,7 +129,7 @@ func followOrigin(ctx context.Context, s *origin.Syncer, display *originProgress
 			return
 		}
 		display.println(fmt.Sprintf("%s  %s written, %s deleted, %s hashed (%s)", time.Now().UTC().Format(time.RFC3339),
-			grouped(res.Put), grouped(res.Deleted), grouped(res.Hashed), humanize.Bytes(uint64(res.HashedBytes))))
+			grouped(res.Put), grouped(res.Deleted), grouped(res.Hashed), humanize.IBytes(uint64(res.HashedBytes))))
 	})
 	if first {
 		display.finish("")
@@ -135,7 +138,7 @@ func followOrigin(ctx context.Context, s *origin.Syncer, display *originProgress
 }
 
 // originSummary is the line a sync ends with, such as "synced 100,000 files
-// (2.1 GB) in 3.2s: 100,000 hashed at 700 MB/s, 100,000 rows written, 0
+// (2.0 GiB) in 3.2s: 100,000 hashed at 667 MiB/s, 100,000 rows written, 0
 // deleted".
 func originSummary(s *origin.Syncer, res origin.Result, took time.Duration) string {
 	rate := float64(res.HashedBytes) / max(took.Seconds(), 1e-9)
@@ -145,7 +148,7 @@ func originSummary(s *origin.Syncer, res origin.Result, took time.Duration) stri
 	}
 	line := fmt.Sprintf("synced %s %s in %s: %s unchanged (not read), %s hashed (%s, %s/s), %s rows written, %s deleted",
 		grouped(res.Files), files, took.Round(time.Millisecond), grouped(res.Unchanged), grouped(res.Hashed),
-		humanize.Bytes(uint64(res.HashedBytes)), humanize.Bytes(uint64(rate)), grouped(res.Put), grouped(res.Deleted))
+		humanize.IBytes(uint64(res.HashedBytes)), humanize.IBytes(uint64(rate)), grouped(res.Put), grouped(res.Deleted))
 	sk := &s.Skipped
 	if n := sk.Hidden.Load() + sk.Symlinks.Load() + sk.Special.Load() + sk.BadNames.Load(); n > 0 {
 		line += fmt.Sprintf("; left out: %d hidden, %d symlinks, %d special, %d bad names",
@@ -207,8 +210,8 @@ func (op *originProgress) draw(now time.Time) {
 	elapsed := now.Sub(op.start).Seconds()
 	hashed, queued := op.p.HashedBytes.Load(), op.p.QueuedBytes.Load()
 	rate := float64(hashed) / elapsed
-	line := fmt.Sprintf("%s files  %s hashed  %s  %.0f MB/s", grouped(op.p.Files.Load()), grouped(op.p.Hashed.Load()),
-		humanize.Bytes(uint64(hashed)), rate/1e6)
+	line := fmt.Sprintf("%s files  %s hashed  %s  %.0f MiB/s", grouped(op.p.Files.Load()), grouped(op.p.Hashed.Load()),
+		humanize.IBytes(uint64(hashed)), rate/(1<<20))
 	if op.p.WalkDone.Load() && queued > 0 && rate > 0 {
 		left := time.Duration(float64(max(queued-hashed, 0)) / rate * float64(time.Second))
 		line += fmt.Sprintf("  %3.0f%%  ETA %s", 100*float64(hashed)/float64(queued), left.Round(time.Second))

@@ -160,7 +160,7 @@ func TestOriginCommand(t *testing.T) {
 	}{
 		{[]string{"origin"}, "want sync DIR"},
 		{[]string{"origin", "sync"}, "want sync DIR"},
-		{[]string{"origin", "sync", root}, "--project must be"},
+		{[]string{"origin", "sync", root}, "--project is required"},
 		{[]string{"origin", "sync", root, "--project", "-bad"}, "--project must be"},
 		{[]string{"origin", "sync", root, "--project", "p", "--batch-files", "0"}, "--batch-files"},
 		{[]string{"origin", "sync", filepath.Join(root, "missing"), "--project", "p"}, "no such file or directory"},
@@ -176,26 +176,26 @@ func TestOriginCommand(t *testing.T) {
 	}
 }
 
-// The live line of origin sync: files found and hashed, bytes and MB/s,
+// The live line of origin sync: files found and hashed, bytes and MiB/s,
 // then, once the walk is done, the share hashed and an ETA; a warning
 // clears it first. Elsewhere than on a terminal only the summary shows.
 func TestOriginProgressLine(t *testing.T) {
 	var p origin.Progress
 	p.Files.Store(2500)
 	p.Hashed.Store(1200)
-	p.HashedBytes.Store(200_000_000)
+	p.HashedBytes.Store(200 << 20)
 	var out bytes.Buffer
 	start := time.Now()
 	op := &originProgress{w: &out, p: &p, start: start}
 	op.draw(start.Add(2 * time.Second))
-	if want := "\r\033[K2,500 files  1,200 hashed  200 MB  100 MB/s"; out.String() != want {
+	if want := "\r\033[K2,500 files  1,200 hashed  200 MiB  100 MiB/s"; out.String() != want {
 		t.Errorf("during the walk drew %q, want %q", out.String(), want)
 	}
 	out.Reset()
 	p.WalkDone.Store(true)
-	p.QueuedBytes.Store(800_000_000)
+	p.QueuedBytes.Store(800 << 20)
 	op.draw(start.Add(2 * time.Second))
-	if want := "\r\033[K2,500 files  1,200 hashed  200 MB  100 MB/s   25%  ETA 6s"; out.String() != want {
+	if want := "\r\033[K2,500 files  1,200 hashed  200 MiB  100 MiB/s   25%  ETA 6s"; out.String() != want {
 		t.Errorf("after the walk drew %q, want %q", out.String(), want)
 	}
 	out.Reset()

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -114,6 +115,15 @@ func (pl *progressLine) finish(summary string) {
 }
 
 // grouped formats n with thousands separators: 1234567 is "1,234,567".
+// counted is n, grouped, and the word for its kind: "1 file", "2 files".
+// plural is the word for many, which the singular is without its final s.
+func counted(n int64, plural string) string {
+	if n == 1 {
+		return "1 " + strings.TrimSuffix(plural, "s")
+	}
+	return grouped(n) + " " + plural
+}
+
 func grouped(n int64) string {
 	s := strconv.FormatInt(n, 10)
 	start := 0

@@ -10,7 +10,7 @@ import (
 	"github.com/cdnapi/cdnapi"
 )
 
-const regionsSynopsis = `regions list | set-status CODE STATUS [--until D|T]  [--db DSN]
+const regionsSynopsis = `regions [list] | set-status CODE STATUS [--until D|T]  [--db DSN]
 
 Lists the points of presence, or sets the status of one, for example while it
 is under maintenance. Run "cdnapi regions set-status --help" for the details.
@@ -57,7 +57,8 @@ func parseRegionsConfig(env *environment, args []string) (regionsConfig, error) 
 		return c, err
 	}
 	switch {
-	case len(args) == 1 && args[0] == "list":
+	case len(args) == 0, len(args) == 1 && args[0] == "list":
+		// Bare regions lists, as bare status does.
 		if *untilFlag != "" {
 			return c, usageError{"regions: --until goes with set-status"}
 		}
@@ -77,7 +78,10 @@ func parseRegionsConfig(env *environment, args []string) (regionsConfig, error) 
 	default:
 		return c, usageError{"regions: want list or set-status CODE STATUS (see cdnapi regions --help)"}
 	}
-	c.verb = args[0]
+	c.verb = "list"
+	if len(args) > 0 {
+		c.verb = args[0]
+	}
 	return c, nil
 }
 

@@ -53,7 +53,7 @@ func TestRegionsCommand(t *testing.T) {
 		{"unknown region", []string{"regions", "set-status", "XYZ9", "operational"}, false, "there is no region XYZ9 (see cdnapi regions list)"},
 		{"malformed code", []string{"regions", "set-status", "fra1", "operational"}, true, `region code "fra1": want three upper-case letters and a digit`},
 		{"unknown status", []string{"regions", "set-status", "FRA1", "down"}, true, `unknown status "down"; want one of "operational"`},
-		{"no verb", []string{"regions"}, true, "want list or set-status CODE STATUS"},
+		{"unknown verb", []string{"regions", "show"}, true, "want list or set-status CODE STATUS"},
 		{"missing status", []string{"regions", "set-status", "FRA1"}, true, "want list or set-status CODE STATUS"},
 		{"past until", []string{"regions", "set-status", "FRA1", "operational", "--until", "2000-01-01T00:00:00Z"}, true, "--until must be in the future"},
 		{"negative until", []string{"regions", "set-status", "FRA1", "operational", "--until", "-2h"}, true, "--until must be in the future"},

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strings"
 
 	"github.com/cdnapi/cdnapi/internal/sqlite"
 )
@@ -75,10 +77,77 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	}
 	for _, c := range commands {
 		if c.name == args[0] {
-			return c.run(ctx, env, args[1:])
+			err := c.run(ctx, env, args[1:])
+			// Whatever the error reads as once Ctrl-C or SIGTERM ended ctx
+			// ("context canceled", or a driver's "interrupted"), the
+			// interrupt is its cause.
+			if err != nil && errors.Is(ctx.Err(), context.Canceled) && !errors.Is(err, errUsage) {
+				return interruptedError{interrupted(c.name, args[1:])}
+			}
+			return err
 		}
 	}
-	return usageError{fmt.Sprintf("unknown command %q (see cdnapi --help)", args[0])}
+	msg := fmt.Sprintf("unknown command %q", args[0])
+	if near := nearestCommand(args[0]); near != "" {
+		msg += fmt.Sprintf("; did you mean %s?", near)
+	}
+	return usageError{msg + " (see cdnapi --help)"}
+}
+
+// nearestCommand returns the command that name most likely meant: one
+// that name is the start of or that starts name, or one within a third of
+// name's length in edits; "" if none.
+func nearestCommand(name string) string {
+	name = strings.ToLower(name)
+	best, bestDist := "", len(name)/3+1
+	for _, c := range commands {
+		d := editDistance(name, c.name)
+		if len(name) >= 3 && (strings.HasPrefix(c.name, name) || strings.HasPrefix(name, c.name)) {
+			d = min(d, 1)
+		}
+		if d < bestDist { // in the table's order: the first of equals wins
+			best, bestDist = c.name, d
+		}
+	}
+	return best
+}
+
+// errInterrupted marks a command that Ctrl-C or SIGTERM stopped before it
+// finished; main exits with status 130 for it, as shells do for SIGINT.
+var errInterrupted = errors.New("interrupted")
+
+// interruptedError is the one line an interrupted command ends with: what
+// it left behind, and that running it again finishes the work, instead of
+// "context canceled".
+type interruptedError struct{ msg string }
+
+func (e interruptedError) Error() string { return e.msg }
+func (e interruptedError) Is(target error) bool {
+	return target == errInterrupted
+}
+
+// interrupted is what an interrupt of the command name, run with args, has
+// left behind. Every write of ours is idempotent, so running the same
+// command again is always the way on.
+func interrupted(name string, args []string) string {
+	sub := ""
+	if len(args) > 0 {
+		sub = args[0]
+	}
+	switch {
+	case name == "ingest", name == "seed":
+		// One transaction each (see internal/ingest and seed.go).
+		return "interrupted: nothing was written; run the same command again"
+	case name == "migrate":
+		return "interrupted: the migrations applied so far are kept; run the same command again to apply the rest"
+	case name == "prune":
+		return "interrupted: the assets deleted so far stay deleted; run the same command again to delete the rest"
+	case name == "origin" && sub == "sync", name == "follow":
+		return "interrupted: the batches committed so far are kept; run the same command again to go on from there"
+	case name == "backup":
+		return "interrupted: no backup was made; run the same command again"
+	}
+	return "interrupted; run the same command again"
 }
 
 func usage(w io.Writer) {

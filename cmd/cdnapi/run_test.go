@@ -440,7 +440,7 @@ func TestSubcommandHelp(t *testing.T) {
 		{[]string{"status", "set", "API", "-h"}, "Usage: cdnapi status set NAME STATUS [--until D|T]"},
 		{[]string{"status", "clear", "--help"}, "Usage: cdnapi status clear NAME"},
 		{[]string{"status", "list", "--help"}, "Usage: cdnapi status list  [--db DSN]"},
-		{[]string{"regions", "--help"}, "Usage: cdnapi regions list | set-status"},
+		{[]string{"regions", "--help"}, "Usage: cdnapi regions [list] | set-status"},
 		{[]string{"regions", "set-status", "--help"}, "Usage: cdnapi regions set-status CODE STATUS [--until D|T]"},
 		{[]string{"regions", "list", "--help"}, "Usage: cdnapi regions list  [--db DSN]"},
 	}

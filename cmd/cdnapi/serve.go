@@ -66,7 +66,7 @@ func parseServeConfig(env *environment, args []string) (serveConfig, error) {
 	fs.StringVar(&c.apiAddr, "api-addr", "127.0.0.1:8080", "address of the API listener (files, status)")
 	fs.StringVar(&c.edgeAddr, "edge-addr", "127.0.0.1:8081", "address of the edge listener (regions, assets)")
 	fs.StringVar(&c.adminAddr, "admin-addr", "127.0.0.1:9090", "address of the admin listener (healthz, readyz, metrics, pprof)")
-	fs.StringVar(&c.region, "region", "local", "name of the answering region, shown in the status document")
+	fs.StringVar(&c.region, "region", cdnapi.UnnamedRegion, "name of the answering region, shown in the status document")
 	fs.StringVar(&c.project, "project", "default", "the default project, whose files are listed")
 	fs.BoolVar(&c.demo, "demo", false, "fill an empty database with demo data")
 	fs.StringVar(&c.cursorSecret, "cursor-secret", "", "key that signs cursors (at least 16 bytes); default: generated once and kept in the database")
@@ -126,6 +126,9 @@ func (c serveConfig) validate() error {
 	}
 	if c.assetRetention < 0 || c.pruneInterval <= 0 {
 		return usageError{"--asset-retention must not be negative, and --prune-interval must be positive"}
+	}
+	if err := c.db.checkNotDirectory(); err != nil {
+		return err
 	}
 	if c.webhooks != nil {
 		return c.webhooks.validate()

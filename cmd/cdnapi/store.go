@@ -105,6 +105,9 @@ func (f storeFlags) openDB(ctx context.Context, created func(path string)) (stor
 	if readDSN != "" {
 		return nil, usageError{"--db-read needs a PostgreSQL --db; SQLite has no replicas"}
 	}
+	if err := f.checkNotDirectory(); err != nil {
+		return nil, err
+	}
 	path, err := sqlitePath(dsn)
 	if err != nil {
 		return nil, err
@@ -158,6 +161,37 @@ func sqlitePath(dsn string) (string, error) {
 	return path, nil
 }
 
+// checkNotDirectory refuses a SQLite --db that is a directory, in one line
+// that suggests a file in it. Commands call it before any work, as open
+// does; a PostgreSQL DSN passes.
+func (f storeFlags) checkNotDirectory() error {
+	if isPostgres(*f.dsn) {
+		return nil
+	}
+	path, err := sqlitePath(*f.dsn)
+	if err != nil {
+		return err
+	}
+	if abs, ok := isDirectory(path); ok {
+		return usageError{fmt.Sprintf("--db %s: %s is a directory; give the path of a database file, such as %s",
+			*f.dsn, abs, filepath.Join(abs, "cdnapi.db"))}
+	}
+	return nil
+}
+
+// isDirectory reports whether path is a directory, with its absolute path
+// for the message that refuses it where a file goes.
+func isDirectory(path string) (abs string, ok bool) {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.IsDir() {
+		return "", false
+	}
+	if abs, err = filepath.Abs(path); err != nil {
+		abs = path
+	}
+	return abs, true
+}
+
 // dirExists returns nil if dir is a directory, and otherwise an error that
 // names the directory that is missing.
 func dirExists(dir string) error {
@@ -193,9 +227,20 @@ func (f storeFlags) migrated(ctx context.Context, created func(path string)) (st
 	}
 	if err := st.Migrate(ctx); err != nil {
 		st.Close()
-		return nil, fmt.Errorf("migrate %s: %w", redactDSN(*f.dsn), err)
+		return nil, schemaError(*f.dsn, err)
 	}
 	return st, nil
+}
+
+// schemaError is the error of bringing dsn's schema up to date: one line
+// with the cause alone when the database cannot be reached at all, else
+// the error with the database it came from. Only the migrate command
+// calls it "migrate"; serve and the others say what they were doing.
+func schemaError(dsn string, err error) error {
+	if line, ok := postgres.ConnectFailure(err); ok {
+		return errors.New(line)
+	}
+	return fmt.Errorf("bring the schema of %s up to date: %w", redactDSN(dsn), err)
 }
 
 // pgKeywords are libpq's connection keywords: a DSN whose first word is one

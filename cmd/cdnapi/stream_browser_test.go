@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -17,35 +19,61 @@ const statusFetches = `performance.getEntriesByType('resource').filter(function(
 
 // TestStatusStreamInBrowser: /status in Chromium follows the status stream
 // rather than polling: no fetch while nothing changes (but the one 2s after
-// the load, and one a minute), a change set with
-// the CLI shown within a second; after serve restarts on the same address,
+// the load and after each event, and one a minute), and a change set with
+// the CLI shown without a poll; after serve restarts on the same address,
 // the browser resumes the stream with Last-Event-ID (the server sends
 // nothing it already has, so the page fetches nothing) and the next change
 // is pushed again. When the server stays away, the page falls back to
 // polling and says it cannot reach the server.
+//
+// It holds on a loaded machine: the fetches the page is expected to make
+// are waited for as events, never slept for, before a quiet window starts
+// (a fixed 2.5 s sleep once let the fetch 2 s after the load fall into the
+// window), and how soon a change shows is logged, not bounded: a push is
+// proven by showing the change while the page does not poll.
 func TestStatusStreamInBrowser(t *testing.T) {
 	b := newBrowser(t)
 	db := "sqlite:" + filepath.Join(t.TempDir(), "stream.db")
 	s := startServe(t, nil, "--db", db)
 	addr := strings.TrimPrefix(s.api, "http://")
 	cli := func(args ...string) { mustRunCmd(t, "", append(args, "--db", db)...) }
+	// fetched waits until the page has fetched /status at least n times
+	// since it loaded, and returns the count.
+	fetched := func(what string, n int) int {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			got := eval[int](t, b, statusFetches)
+			if got >= n {
+				return got
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the page fetched /status %d times in 60s, want %d", what, got, n)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	// quiet checks that the page does not poll: polling (every second, with
+	// --status-interval 100ms) would fetch twice or more in the window; one
+	// fetch may be the page's once-a-minute refresh, which a slow run meets.
 	quiet := func(what string) {
 		t.Helper()
 		before := eval[int](t, b, statusFetches)
-		time.Sleep(2500 * time.Millisecond) // the page would poll every second (--status-interval 100ms)
-		if after := eval[int](t, b, statusFetches); after != before {
-			t.Errorf("%s: the page fetched /status %d times while nothing changed", what, after-before)
+		time.Sleep(2500 * time.Millisecond) // the window itself: what must not happen in it
+		if n := eval[int](t, b, statusFetches) - before; n > 1 {
+			t.Errorf("%s: the page fetched /status %d times in 2.5s while nothing changed", what, n)
 		}
 	}
+	// pushed sets a status and waits for the page to show it, then for the
+	// two fetches the event makes (at once, and 2s later for the history).
 	pushed := func(what, status, banner string) {
 		t.Helper()
+		before := eval[int](t, b, statusFetches)
 		start := time.Now()
 		cli("status", "set", "Virus Scanning", status)
-		took := b.waitText(t, ".banner", banner, 5*time.Second)
+		took := b.waitText(t, ".banner", banner, 30*time.Second)
 		t.Logf("%s: shown %v after `status set` returned (%v with the command)", what, took.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
-		if took > time.Second {
-			t.Errorf("%s: the change took %v to show, want under 1s", what, took)
-		}
+		fetched(what, before+2)
 	}
 
 	// The Last-Event-ID of every stream request the browser sends, "" for
@@ -104,13 +132,28 @@ func TestStatusStreamInBrowser(t *testing.T) {
 	// that the page starts from "All systems operational".
 	cli("status", "set", "Upload Service", "operational")
 	cli("status", "set", "Virus Scanning", "operational")
+	// The page loads once serve has published the statuses just set, so
+	// that the stream's first event is the version the page shows and
+	// makes no fetch: the fetches after the load are then exactly one.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		var doc struct{ Status string }
+		if res, err := http.Get(s.api + "/api/v1/status"); err == nil {
+			json.NewDecoder(res.Body).Decode(&doc)
+			res.Body.Close()
+		}
+		if doc.Status == "operational" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not publish the statuses set within 30s: %q", doc.Status)
+		}
+	}
 	b.do(t, "load /status", chromedp.Navigate(s.api+"/status"), chromedp.WaitVisible(chromedp.ID("main")))
-	b.waitText(t, ".banner", "All systems operational", 5*time.Second)
-	time.Sleep(2500 * time.Millisecond) // the one fetch 2s after the load, for the history
+	b.waitText(t, ".banner", "All systems operational", 30*time.Second)
+	fetched("after load", 1) // the one fetch 2s after the load, for the history
 	quiet("after load")
 	pushed("first change", "major_outage", "Major outage")
 	b.check(t, "streaming")
-	time.Sleep(2500 * time.Millisecond) // the fetch 2s after the event, for the history
 
 	if err := s.stop(); err != nil {
 		t.Fatal(err)
@@ -120,7 +163,7 @@ func TestStatusStreamInBrowser(t *testing.T) {
 	// The browser reconnected with the ID of the last event it had, which
 	// names the statuses the restarted server has too: nothing was resent.
 	var reqs []string
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		reqs = streamRequests()
 		if len(reqs) >= 2 && reqs[0] == "" && reqs[len(reqs)-1] != "" {
 			break
@@ -137,5 +180,5 @@ func TestStatusStreamInBrowser(t *testing.T) {
 	if err := s.stop(); err != nil {
 		t.Fatal(err)
 	}
-	b.waitText(t, "#updated", "Cannot reach the server", 15*time.Second)
+	b.waitText(t, "#updated", "Cannot reach the server", 60*time.Second)
 }

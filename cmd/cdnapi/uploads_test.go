@@ -434,11 +434,17 @@ func TestUploadComponents(t *testing.T) {
 	p.waitComponent(t, v, cdnapi.ComponentVirusScanning, cdnapi.StatusOperational, 30*time.Second)
 	p.waitComponent(t, v, cdnapi.ComponentUpload, cdnapi.StatusOperational, 30*time.Second)
 
+	rounds := countRounds(t, p.serve.admin)
 	p.clam.Stop(t)
-	took := p.waitComponent(t, v, cdnapi.ComponentVirusScanning, cdnapi.StatusMajorOutage, 30*time.Second)
-	t.Logf("clamd stopped: Virus Scanning major_outage after %v", took.Round(time.Millisecond))
-	if took > 2*interval+time.Second {
-		t.Errorf("Virus Scanning took %v to read major_outage, over two intervals of %v (and the probe's timeout)", took, interval)
+	took := p.waitComponent(t, v, cdnapi.ComponentVirusScanning, cdnapi.StatusMajorOutage, 60*time.Second)
+	n := rounds()
+	t.Logf("clamd stopped: Virus Scanning major_outage after %v, %d evaluation rounds (interval %v)", took.Round(time.Millisecond), n, interval)
+	// Two rounds, and one each side: the round in progress when clamd
+	// stopped, and one that ends before the poll sees the status. Counted
+	// in rounds rather than seconds so that a loaded machine, which
+	// stretches them, does not fail it.
+	if n > 4 {
+		t.Errorf("Virus Scanning took %d evaluation rounds (%v) to read major_outage, want two (and one each side)", n, took)
 	}
 	// Like any component's, the change is in the status history.
 	p.waitIncident(t, v, cdnapi.ComponentVirusScanning, 30*time.Second)

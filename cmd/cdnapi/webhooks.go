@@ -35,6 +35,27 @@ attempts, newest first.
 Event types: incident.opened, incident.updated, incident.resolved,
 region.changed, file.quarantined (default: all).`
 
+// webhooksSynopses are the help of each verb of webhooks.
+var webhooksSynopses = map[string]string{
+	"add": `webhooks add URL [--events TYPE,…] [--secret-file F]  [--db DSN]
+
+Adds a webhook: the serve processes POST each event of the types it
+subscribes to (default: all) to URL, signed as the Standard Webhooks
+specification says. add prints the new webhook's secret once, or takes it
+from --secret-file. Event types: incident.opened, incident.updated,
+incident.resolved, region.changed, file.quarantined.`,
+	"list": `webhooks list  [--db DSN]
+
+Lists the webhooks: their ID, URL and event types, never their secret.`,
+	"remove": `webhooks remove ID  [--db DSN]
+
+Removes a webhook; it is told of no event after.`,
+	"deliveries": `webhooks deliveries [ID] [--limit N]  [--db DSN]
+
+Lists the latest attempts to deliver events, newest first, of every webhook
+or of webhook ID.`,
+}
+
 // webhooksConfig is what webhooks' arguments and their CDNAPI_* variables
 // say.
 type webhooksConfig struct {
@@ -54,7 +75,7 @@ type webhooksConfig struct {
 // reaches the database.
 func parseWebhooksConfig(env *environment, args []string) (webhooksConfig, error) {
 	var c webhooksConfig
-	fs := newFlagSet("webhooks", webhooksSynopsis, env.stdout)
+	fs := newSubcommandFlagSet("webhooks", webhooksSynopsis, webhooksSynopses, args, env.stdout)
 	c.db = addStoreFlags(fs, fewWrites)
 	fs.StringVar(&c.events, "events", "", "add: comma-separated event types (default: all)")
 	fs.StringVar(&c.secretFile, "secret-file", "", "add, rotate-secret: read the secret from this file (whsec_ and the base64 of 24 to 64 bytes) instead of making one")

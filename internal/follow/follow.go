@@ -74,8 +74,16 @@ type Config struct {
 	// old file until each of its workers has reopened the log.
 	RotateGrace time.Duration
 
+	// MissingWarnEvery is how often a log that is not there is warned of
+	// again while the follower waits for it; a minute by default. One
+	// warning at the start scrolls away, and a follower pointed at the
+	// wrong path would then wait in silence for ever.
+	MissingWarnEvery time.Duration
+
 	// StopAtEnd stops the follower once it has committed all there is,
-	// instead of waiting for more: a backfill of a log, or a benchmark.
+	// instead of waiting for more: a backfill of a log, or a benchmark. A
+	// log that is not there is an error at once: there is nothing to
+	// backfill.
 	StopAtEnd bool
 
 	// Rejects, when set, receives each invalid line as it was read, with
@@ -112,6 +120,9 @@ func (c *Config) defaults() error {
 	}
 	if c.RotateGrace <= 0 {
 		c.RotateGrace = DefaultRotateGrace
+	}
+	if c.MissingWarnEvery <= 0 {
+		c.MissingWarnEvery = time.Minute
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -209,21 +220,28 @@ func (f *follower) run(ctx context.Context) error {
 }
 
 // openLog positions t at pos, waiting for the log to appear when it does
-// not exist yet (nginx not started). Another follower holding it is an
-// error at once.
+// not exist yet (nginx not started), and warning again every
+// MissingWarnEvery while it waits. Another follower holding it is an error
+// at once, and so is a missing log with StopAtEnd.
 func (f *follower) openLog(ctx context.Context, t *tailer, pos cdnapi.LogPosition) error {
-	logged := false
+	start := time.Now()
+	var warned time.Time
 	for {
 		err := t.open(pos)
 		if err == nil {
 			return nil
 		}
-		if errors.Is(err, errLocked) {
+		if errors.Is(err, errLocked) || f.cfg.StopAtEnd {
 			return fmt.Errorf("follow %s: %w", f.cfg.Path, err)
 		}
-		if !logged {
+		switch {
+		case warned.IsZero():
 			f.log.Warn("cannot open the log yet; retrying", "path", f.cfg.Path, "err", err)
-			logged = true
+			warned = time.Now()
+		case time.Since(warned) >= f.cfg.MissingWarnEvery:
+			f.log.Warn("still cannot open the log; retrying", "path", f.cfg.Path, "err", err,
+				"waited", time.Since(start).Round(time.Second).String())
+			warned = time.Now()
 		}
 		select {
 		case <-ctx.Done():

@@ -126,6 +126,20 @@ type measurement struct {
 var notDeployed = measurement{status: cdnapi.StatusUnderMaintenance, notDeployed: true,
 	err: errors.New("not deployed here: nothing is configured to measure it")}
 
+// NotDeployed returns the components that this deployment does not have,
+// which read under_maintenance by plan: Upload Service without an upload
+// probe, Virus Scanning without a scanner.
+func (e *Evaluator) NotDeployed() []string {
+	var out []string
+	if e.cfg.Upload == nil {
+		out = append(out, cdnapi.ComponentUpload)
+	}
+	if e.cfg.VirusScanning == nil {
+		out = append(out, cdnapi.ComponentVirusScanning)
+	}
+	return out
+}
+
 // New returns an Evaluator of store's components. It starts nothing and
 // does no I/O.
 func New(store Store, cfg Config) *Evaluator {

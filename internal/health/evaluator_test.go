@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -418,5 +419,17 @@ func TestDrainingBeforeFirstEvaluationLogsNothing(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), `component=API status=under_maintenance`) {
 		t.Errorf("the first round did not log the draining API:\n%s", logs.String())
+	}
+}
+
+// NotDeployed names the components without a probe, which read
+// under_maintenance by plan, for the status page's banner.
+func TestNotDeployed(t *testing.T) {
+	if got := New(nil, Config{}).NotDeployed(); !slices.Equal(got, []string{cdnapi.ComponentUpload, cdnapi.ComponentVirusScanning}) {
+		t.Errorf("with no probes: %q", got)
+	}
+	cfg := Config{Upload: httpProbe(healthServer(t, "ok", time.Second))}
+	if got := New(nil, cfg).NotDeployed(); !slices.Equal(got, []string{cdnapi.ComponentVirusScanning}) {
+		t.Errorf("with an upload probe: %q", got)
 	}
 }

@@ -53,6 +53,9 @@ func renderStatusPage(cfg Config) render {
 	return func(r *http.Request) (*representation, error) {
 		now := time.Now().UTC()
 		d := pages.StatusData{Doc: cfg.Status.Document(), Now: now, Refresh: cfg.StatusRefresh}
+		if nd, ok := cfg.Status.(notDeployedSource); ok {
+			d.NotDeployed = nd.NotDeployed()
+		}
 		if storageDown(d.Doc) || cfg.History == nil {
 			// The evaluator has just seen the store fail: asking it again
 			// would only make the page wait for the deadline.

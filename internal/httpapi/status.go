@@ -13,6 +13,13 @@ type StatusSource interface {
 	Document() cdnapi.StatusDocument
 }
 
+// notDeployedSource is a StatusSource that also knows which components
+// the deployment does not have (health.Evaluator), so that the status page
+// can say "not deployed here" rather than "under maintenance" of them.
+type notDeployedSource interface {
+	NotDeployed() []string
+}
+
 // cacheStatus is the Cache-Control of the status document, which must never
 // come from a cache.
 const cacheStatus = "no-store"

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -146,20 +147,34 @@ func (c *CDN) save() error { return fleet.WriteState(c.statePath, c) }
 
 // Down stops every process, last started first (serve, the followers, the
 // edges, the origin), by pid, and removes the directory and the state file.
-func (c *CDN) Down() error {
+// It reports to w, a line each, what it stopped and what it removed, so
+// that scripts/cdn down does not end in silence.
+func (c *CDN) Down(w io.Writer) error {
 	var errs []error
 	procs := slices.Clone(c.Procs)
 	slices.Reverse(procs)
 	for _, p := range procs {
-		pid := p.PID
-		errs = append(errs, p.Stop(stopSignal(p.Kind), 30*time.Second))
+		pid, running := p.PID, p.Running()
+		err := p.Stop(stopSignal(p.Kind), 30*time.Second)
+		errs = append(errs, err)
 		if p.Kind == kindNginx && pid > 0 {
 			// nginx runs in its own session (pgid = pid): should its
 			// master have been killed, this ends the workers it left.
 			syscall.Kill(-pid, syscall.SIGKILL)
 		}
+		switch {
+		case !running:
+			fmt.Fprintf(w, "%s (%s) was not running\n", p.Name, p.Kind)
+		case err == nil:
+			fmt.Fprintf(w, "stopped %s (%s, pid %d)\n", p.Name, p.Kind, pid)
+		}
 	}
-	errs = append(errs, os.RemoveAll(c.Dir), fleet.RemoveState(c.statePath))
+	if err := os.RemoveAll(c.Dir); err != nil {
+		errs = append(errs, err)
+	} else if c.Dir != "" {
+		fmt.Fprintf(w, "removed %s\n", c.Dir)
+	}
+	errs = append(errs, fleet.RemoveState(c.statePath))
 	return errors.Join(errs...)
 }
 

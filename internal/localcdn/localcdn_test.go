@@ -89,7 +89,7 @@ func TestOriginAndEdges(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := c.Down(); err != nil {
+		if err := c.Down(io.Discard); err != nil {
 			t.Errorf("Down: %v", err)
 		}
 	})
@@ -147,7 +147,7 @@ func TestOriginAndEdges(t *testing.T) {
 		t.Errorf("Status: %d parts, want %d", n, 1+len(Regions))
 	}
 	procs := c.Procs
-	if err := c.Down(); err != nil {
+	if err := c.Down(io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range procs {
@@ -181,7 +181,7 @@ func TestUp(t *testing.T) {
 		t.Fatalf("Up: %v\n%s", err, log.String())
 	}
 	t.Cleanup(func() {
-		if err := c.Down(); err != nil {
+		if err := c.Down(io.Discard); err != nil {
 			t.Errorf("Down: %v", err)
 		}
 	})
@@ -332,7 +332,7 @@ func TestShippedEdge(t *testing.T) {
 		}
 	}
 	t.Cleanup(func() {
-		if err := c.Down(); err != nil {
+		if err := c.Down(io.Discard); err != nil {
 			t.Errorf("Down: %v", err)
 		}
 	})

@@ -53,7 +53,7 @@ func Up(ctx context.Context, o Options) (c *CDN, err error) {
 	c = &CDN{Dir: dir, Repo: o.Repo, DB: "sqlite:" + filepath.Join(dir, "cdnapi.db"), Origin: o.Addrs.Origin, statePath: o.StatePath}
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, c.Down())
+			err = errors.Join(err, c.Down(io.Discard))
 		}
 	}()
 	if err := c.save(); err != nil { // from now on, down finds the directory

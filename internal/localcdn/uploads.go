@@ -157,9 +157,11 @@ func (c *CDN) createUploadKey(ctx context.Context, say func(string, ...any)) err
 	return c.save()
 }
 
-// waitFor waits until ready succeeds, while p runs, for up to a minute.
+// waitFor waits until ready succeeds, while p runs, for up to three
+// minutes: scanning and listing the origin's 321 files takes seconds on
+// an idle machine, and much longer on a loaded one.
 func (c *CDN) waitFor(ctx context.Context, p *fleet.Proc, ready func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	for {
 		err := ready(ctx)

@@ -1708,8 +1708,10 @@ type ClientInterface interface {
 	//
 	// The share of time each component was operational, in percent with at
 	// most three decimals, computed from the stored incidents: time in an
-	// incident, whatever its status (maintenance included), is time not
-	// operational. Measured from `measured_since`, the first recorded
+	// incident is time not operational, except planned maintenance, which
+	// is left out (an incident never worse than `under_maintenance` is
+	// neither up nor down, and its time is not counted; one that became a
+	// fault counts whole). Measured from `measured_since`, the first recorded
 	// status, when that is within the window; null when nothing has been
 	// recorded. History older than 90 days is deleted. Takes no parameters.
 	// Never cached.
@@ -2224,8 +2226,10 @@ func (c *Client) PreflightStatusStream(ctx context.Context, reqEditors ...Reques
 //
 // The share of time each component was operational, in percent with at
 // most three decimals, computed from the stored incidents: time in an
-// incident, whatever its status (maintenance included), is time not
-// operational. Measured from `measured_since`, the first recorded
+// incident is time not operational, except planned maintenance, which
+// is left out (an incident never worse than `under_maintenance` is
+// neither up nor down, and its time is not counted; one that became a
+// fault counts whole). Measured from `measured_since`, the first recorded
 // status, when that is within the window; null when nothing has been
 // recorded. History older than 90 days is deleted. Takes no parameters.
 // Never cached.
@@ -3833,8 +3837,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// The share of time each component was operational, in percent with at
 	// most three decimals, computed from the stored incidents: time in an
-	// incident, whatever its status (maintenance included), is time not
-	// operational. Measured from `measured_since`, the first recorded
+	// incident is time not operational, except planned maintenance, which
+	// is left out (an incident never worse than `under_maintenance` is
+	// neither up nor down, and its time is not counted; one that became a
+	// fault counts whole). Measured from `measured_since`, the first recorded
 	// status, when that is within the window; null when nothing has been
 	// recorded. History older than 90 days is deleted. Takes no parameters.
 	// Never cached.
@@ -7876,8 +7882,10 @@ func (c *ClientWithResponses) PreflightStatusStreamWithResponse(ctx context.Cont
 //
 // The share of time each component was operational, in percent with at
 // most three decimals, computed from the stored incidents: time in an
-// incident, whatever its status (maintenance included), is time not
-// operational. Measured from `measured_since`, the first recorded
+// incident is time not operational, except planned maintenance, which
+// is left out (an incident never worse than `under_maintenance` is
+// neither up nor down, and its time is not counted; one that became a
+// fault counts whole). Measured from `measured_since`, the first recorded
 // status, when that is within the window; null when nothing has been
 // recorded. History older than 90 days is deleted. Takes no parameters.
 // Never cached.

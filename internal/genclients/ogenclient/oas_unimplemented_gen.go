@@ -49,10 +49,11 @@ func (UnimplementedHandler) GetStatus(ctx context.Context, params GetStatusParam
 // GetUptime implements getUptime operation.
 //
 // The share of time each component was operational, in percent with at most three decimals, computed
-// from the stored incidents: time in an incident, whatever its status (maintenance included), is time
-// not operational. Measured from `measured_since`, the first recorded status, when that is within the
-// window; null when nothing has been recorded. History older than 90 days is deleted. Takes no
-// parameters. Never cached.
+// from the stored incidents: time in an incident is time not operational, except planned maintenance,
+// which is left out (an incident never worse than `under_maintenance` is neither up nor down, and its
+// time is not counted; one that became a fault counts whole). Measured from `measured_since`, the
+// first recorded status, when that is within the window; null when nothing has been recorded. History
+// older than 90 days is deleted. Takes no parameters. Never cached.
 //
 // GET /api/v1/status/uptime
 func (UnimplementedHandler) GetUptime(ctx context.Context, params GetUptimeParams) (r GetUptimeRes, _ error) {

@@ -28,6 +28,11 @@ type StatusData struct {
 	MeasuredSince time.Time
 	HistoryErr    bool
 
+	// NotDeployed names the components this deployment does not have:
+	// under maintenance by plan, which the banner says as "not deployed
+	// here" rather than as maintenance.
+	NotDeployed []string
+
 	// Refresh is how often the page's script reloads it; 0 leaves the
 	// script out.
 	Refresh time.Duration
@@ -105,12 +110,13 @@ var statusMain = template.Must(template.New("status").Funcs(template.FuncMap{
 	"until": until,
 }).Parse(`<main id="main" class="wrap"{{if .Refresh}} data-refresh="{{.RefreshSeconds}}"{{end}}>
 <h1>cdnapi status</h1>
-<div class="banner b-{{.Doc.Status}}" role="status"><p>{{.Headline}}</p>{{with .RegionLine}}<p class="sub">{{.}} <a href="#h-regions">See the regions</a>.</p>{{end}}</div>
-<p class="muted" id="updated">Updated <time datetime="{{iso .Doc.UpdatedAt}}">{{ts .Doc.UpdatedAt}}</time> by {{.Doc.Region}}.{{if .Refresh}} This page refreshes itself every {{if eq .RefreshSeconds 1}}second{{else}}{{.RefreshSeconds}} seconds{{end}}.{{else}} Reload for the latest.{{end}}</p>
+<div class="banner b-{{.Doc.Status}}" role="status"><p>{{.Headline}}</p>{{with .ComponentLine}}<p class="sub" id="components-at-fault">{{.}}</p>{{end}}{{with .RegionLine}}<p class="sub">{{.}} <a href="#h-regions">See the regions</a>.</p>{{end}}</div>
+<p class="muted" id="updated">Updated <time datetime="{{iso .Doc.UpdatedAt}}">{{ts .Doc.UpdatedAt}}</time>{{if .RegionNamed}} by {{.Doc.Region}}{{end}}.{{if .Refresh}} This page refreshes itself every {{if eq .RefreshSeconds 1}}second{{else}}{{.RefreshSeconds}} seconds{{end}}.{{else}} Reload for the latest.{{end}}</p>
 {{if .HistoryErr}}<p class="notice" id="history-unavailable">History is unavailable: storage is not answering. The states below are live; uptime and incidents come back with storage.</p>{{end}}
 <section aria-labelledby="h-components">
 <h2 id="h-components">Components</h2>
-{{if .Uptime}}<ul class="legend" aria-label="What the colours of the daily bars mean">{{range .Legend}}<li><span class="k k-{{.Class}}"></span>{{.Text}}</li>{{end}}</ul>{{end}}
+{{if .Uptime}}<ul class="legend" aria-label="What the colours of the daily bars mean">{{range .Legend}}<li><span class="k k-{{.Class}}"></span>{{.Text}}</li>{{end}}</ul>
+<p class="up" id="uptime-rule">Uptime is the share of the time measured that a component was operational. Planned maintenance is left out: it counts as neither up nor down.</p>{{end}}
 {{range .Components}}<div class="comp">
 <h3><span>{{.Name}}</span> <span class="state t-{{.Status}}">{{label .Status}}{{with .Until}} <span class="until">until {{.}}</span>{{end}}</span></h3>
 {{if .Uptime}}<p class="up">Uptime: {{.UptimeText}}</p>
@@ -142,7 +148,9 @@ var statusMain = template.Must(template.New("status").Funcs(template.FuncMap{
 type statusView struct {
 	StatusData
 	Headline       string
+	ComponentLine  string // the banner's line naming the components not operational; "" for none
 	RegionLine     string // the banner's line about regions not operational; "" for none
+	RegionNamed    bool   // the answering server was given a region name
 	RefreshSeconds int
 	Legend         []legendItem
 	Components     []componentView
@@ -176,7 +184,9 @@ type zoneView struct {
 
 // Status renders the status page of d.
 func Status(d StatusData) Page {
-	v := statusView{StatusData: d, Headline: headline(d.Doc.Status), RefreshSeconds: int(d.Refresh / time.Second), Legend: legend}
+	v := statusView{StatusData: d, Headline: headline(d.Doc.Status), RefreshSeconds: int(d.Refresh / time.Second), Legend: legend,
+		ComponentLine: componentLine(d.Doc.Components, d.NotDeployed),
+		RegionNamed:   d.Doc.Region != "" && d.Doc.Region != cdnapi.UnnamedRegion}
 	if d.Refresh > 0 && v.RefreshSeconds < 1 {
 		v.RefreshSeconds = 1
 	}
@@ -220,6 +230,70 @@ func Status(d StatusData) Page {
 	return render(v.Headline+" · cdnapi status", statusDescription, statusStyle, script, execute(statusMain, v), feedLink, versionMeta(d.Doc))
 }
 
+// componentLine is the banner's line that names the components not
+// operational, the faults first, worst first ("Storage is in partial
+// outage."), then those under maintenance, then those the deployment does
+// not have ("Upload Service and Virus Scanning are not deployed here."), so
+// that a reader sees which component the headline is about and that
+// maintenance did not cause a fault beside it.
+func componentLine(components []cdnapi.Component, notDeployed []string) string {
+	var faults, planned []cdnapi.Component
+	var absent []string
+	for _, c := range components {
+		switch {
+		case c.Status == cdnapi.StatusOperational:
+		case c.Status == cdnapi.StatusUnderMaintenance && slices.Contains(notDeployed, c.Name):
+			absent = append(absent, c.Name)
+		case c.Status == cdnapi.StatusUnderMaintenance:
+			planned = append(planned, c)
+		default:
+			faults = append(faults, c)
+		}
+	}
+	slices.SortStableFunc(faults, func(a, b cdnapi.Component) int { return b.Status.Severity() - a.Status.Severity() })
+	var sentences []string
+	say := func(names []string, state string) {
+		verb := " is "
+		if len(names) > 1 {
+			verb = " are "
+		}
+		sentences = append(sentences, joinNames(names)+verb+state+".")
+	}
+	for i := 0; i < len(faults); {
+		j := i
+		var names []string
+		for ; j < len(faults) && faults[j].Status == faults[i].Status; j++ {
+			names = append(names, faults[j].Name)
+		}
+		state := regionState(faults[i].Status)
+		if faults[i].Status == cdnapi.StatusDegradedPerformance {
+			state = "degraded" // "API is degraded", not "is with degraded performance"
+		}
+		say(names, state)
+		i = j
+	}
+	if len(planned) > 0 {
+		var names []string
+		for _, c := range planned {
+			names = append(names, c.Name)
+		}
+		say(names, "under maintenance")
+	}
+	if len(absent) > 0 {
+		say(absent, "not deployed here")
+	}
+	return strings.Join(sentences, " ")
+}
+
+// joinNames writes names as a list in a sentence: "A", "A and B", "A, B
+// and C".
+func joinNames(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
 // regionLine is the banner's line about the regions that are not
 // operational: how many, in what state, and which ("1 region in partial
 // outage: Frankfurt (FRA1)."). The service's status is its components';
@@ -253,7 +327,8 @@ func regionLine(down []cdnapi.Region) string {
 	return count + " not operational: " + list + "."
 }
 
-// regionState says a region's status after "1 region".
+// regionState says a region's status after "1 region", and a component's
+// after "Storage is".
 func regionState(s cdnapi.Status) string {
 	switch s {
 	case cdnapi.StatusUnderMaintenance:

@@ -86,13 +86,14 @@ func TestStatusPageStates(t *testing.T) {
 	}
 }
 
-// TestUptimeText: a figure says over how long it was measured. A minute of
-// maintenance two minutes after the service started once read "50.00% over
-// 30 days".
+// TestUptimeText: a figure says over how long it was measured. A minute
+// down two minutes after the service started once read "50.00% over 30
+// days". (A minute of maintenance is left out of uptime: see
+// cdnapi.TestComputeUptime and TestStatusBanner.)
 func TestUptimeText(t *testing.T) {
 	day := 24 * time.Hour
 	maintenance := func(since time.Time) []cdnapi.Incident {
-		return []cdnapi.Incident{{Component: cdnapi.ComponentAPI, Status: cdnapi.StatusUnderMaintenance,
+		return []cdnapi.Incident{{Component: cdnapi.ComponentAPI, Status: cdnapi.StatusMajorOutage,
 			StartedAt: sampleNow.Add(-time.Minute), ResolvedAt: sampleNow}}
 	}
 	for _, tt := range []struct {
@@ -153,5 +154,70 @@ func TestRegionLine(t *testing.T) {
 	}
 	if strings.Contains(body, "All systems operational") {
 		t.Error("the page says all systems are operational with a region in partial outage")
+	}
+}
+
+// TestComponentLine: the banner names the components not operational, the
+// faults worst first, then maintenance, then what is not deployed here.
+func TestComponentLine(t *testing.T) {
+	comps := func(statuses ...cdnapi.Status) []cdnapi.Component {
+		var out []cdnapi.Component
+		for i, s := range statuses {
+			out = append(out, cdnapi.Component{Name: cdnapi.Components[i], Status: s})
+		}
+		return out
+	}
+	op, mnt, deg, part, major := cdnapi.StatusOperational, cdnapi.StatusUnderMaintenance, cdnapi.StatusDegradedPerformance,
+		cdnapi.StatusPartialOutage, cdnapi.StatusMajorOutage
+	planned := []string{cdnapi.ComponentUpload, cdnapi.ComponentVirusScanning}
+	for _, tt := range []struct {
+		components  []cdnapi.Component
+		notDeployed []string
+		want        string
+	}{
+		{comps(op, op, op, op), nil, ""},
+		{comps(op, mnt, op, mnt), planned, "Upload Service and Virus Scanning are not deployed here."},
+		{comps(op, mnt, part, mnt), planned, "Storage is in partial outage. Upload Service and Virus Scanning are not deployed here."},
+		{comps(deg, op, major, op), nil, "Storage is in major outage. API is degraded."},
+		{comps(part, op, part, mnt), nil, "API and Storage are in partial outage. Virus Scanning is under maintenance."},
+		{comps(mnt, mnt, op, op), planned[:1], "API is under maintenance. Upload Service is not deployed here."},
+	} {
+		if got := componentLine(tt.components, tt.notDeployed); got != tt.want {
+			t.Errorf("componentLine(%v, %v)\n got %q\nwant %q", tt.components, tt.notDeployed, got, tt.want)
+		}
+	}
+}
+
+// TestStatusBanner: the case of issue 34. With Storage in partial outage
+// and FRA1 under maintenance the banner named neither the component at
+// fault nor that the maintenance was not its cause; it read "Updated … by
+// local" on a server given no region name; and the page did not say that
+// maintenance is left out of uptime.
+func TestStatusBanner(t *testing.T) {
+	d := sampleStatus()
+	d.Doc.Region = cdnapi.UnnamedRegion
+	d.Doc.Status = cdnapi.StatusPartialOutage
+	for i, s := range []cdnapi.Status{cdnapi.StatusOperational, cdnapi.StatusUnderMaintenance, cdnapi.StatusPartialOutage, cdnapi.StatusUnderMaintenance} {
+		d.Doc.Components[i].Status = s
+	}
+	d.NotDeployed = []string{cdnapi.ComponentUpload, cdnapi.ComponentVirusScanning}
+	d.Regions = []cdnapi.Region{{Code: "FRA1", Name: "Frankfurt", Zone: "eu-central", Status: cdnapi.StatusUnderMaintenance}}
+	body := string(Status(d).Body)
+	for _, want := range []string{
+		`<p>Partial outage</p><p class="sub" id="components-at-fault">Storage is in partial outage. Upload Service and Virus Scanning are not deployed here.</p>` +
+			`<p class="sub">1 region under maintenance: Frankfurt (FRA1).`,
+		`Updated <time datetime="2026-11-20T14:03:07Z">2026-11-20 14:03 UTC</time>.`,
+		`Planned maintenance is left out: it counts as neither up nor down.`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, " by local") {
+		t.Error(`the page says "by local" of a server given no region name`)
+	}
+	d.Doc.Region = "eu-central-1"
+	if body := string(Status(d).Body); !strings.Contains(body, `</time> by eu-central-1.`) {
+		t.Error("the page does not name the region that answered")
 	}
 }
