@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -83,11 +85,12 @@ type resetResult struct {
 }
 
 // rapidReset opens one h2c connection to addr (host:port) and writes pairs
-// HEADERS+RST_STREAM pairs for path on it as fast as the socket takes them,
-// each request cancelled as soon as it is sent: the attack of
+// HEADERS+RST_STREAM pairs for path on it, rate pairs a second or as fast
+// as the socket takes them (rate 0), each request cancelled as soon as it
+// is sent: the attack of
 // CVE-2023-44487. It then waits, at most until deadline, for the server to
 // end the connection or go quiet for a second, and reports what it saw.
-func rapidReset(addr, path, key string, pairs int, deadline time.Time) resetResult {
+func rapidReset(addr, path, key string, pairs, rate int, deadline time.Time) resetResult {
 	var r resetResult
 	conn, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -150,12 +153,24 @@ func rapidReset(addr, path, key string, pairs int, deadline time.Time) resetResu
 	}
 	block := hpackGET(addr, path, key)
 	rst := binary.BigEndian.AppendUint32(nil, codeCancel)
-	// A hundred pairs per write: the attack is in how fast requests come,
-	// and one write a pair would measure the client's system calls.
+	// At full speed, a hundred pairs per write: the attack is in how fast
+	// requests come, and one write a pair would measure the client's
+	// system calls. Paced, a batch every 10 ms.
+	batch, tick := 100, (<-chan time.Time)(nil)
+	if rate > 0 {
+		batch = max(1, rate/100)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		tick = t.C
+	}
 	var buf []byte
 	for stream := uint32(1); r.sent < pairs; {
+		if tick != nil {
+			<-tick
+		}
 		buf = buf[:0]
-		for i := 0; i < 100 && r.sent+i < pairs; i++ {
+		n := min(batch, pairs-r.sent)
+		for range n {
 			buf = appendFrame(buf, frameHeaders, flagEndStream|flagEndHeaders, stream, block)
 			buf = appendFrame(buf, frameRSTStream, 0, stream, rst)
 			stream += 2
@@ -163,7 +178,7 @@ func rapidReset(addr, path, key string, pairs int, deadline time.Time) resetResu
 		if write(buf) != nil {
 			break // the server closed the connection
 		}
-		r.sent += min(100, pairs-r.sent)
+		r.sent += n
 	}
 	// A PING is answered only once every frame before it has been read:
 	// then the server has seen every pair.
@@ -238,8 +253,10 @@ func cpuSeconds(tb testing.TB, pid int) float64 {
 
 // BenchmarkRapidReset is the rapid-reset attack of issue 36 on the real
 // program over h2c: RESET_CONNS connections (default 12) of RESET_PAIRS
-// HEADERS+RST_STREAM pairs each (default 100,000), for a keyed page of
-// files, against `serve --auth required` running as a process of its own,
+// HEADERS+RST_STREAM pairs each (default 100,000), for RESET_PATH
+// (default a keyed page of 100 files; with RESET_KEY=0 no key is sent, and
+// a page answers 401 at once), as fast as they go or RESET_RATE pairs a
+// second on each connection, against `serve --auth required` running as a process of its own,
 // while keyed clients read pages of files beside it. It reports the
 // requests serve ran (cdnapi_http_requests_total), its CPU time (from
 // /proc), what ended each connection, and the keyed clients' p99 before
@@ -247,7 +264,7 @@ func cpuSeconds(tb testing.TB, pid int) float64 {
 //
 //	go test ./cmd/cdnapi -run '^$' -bench BenchmarkRapidReset -benchtime 1x
 func BenchmarkRapidReset(b *testing.B) {
-	conns, pairs := envInt("RESET_CONNS", 12), envInt("RESET_PAIRS", 100_000)
+	conns, pairs, rate := envInt("RESET_CONNS", 12), envInt("RESET_PAIRS", 100_000), envInt("RESET_RATE", 0)
 	db := "sqlite:" + filepath.Join(b.TempDir(), "reset.db")
 	mustRunCmd(b, "", "seed", "--files", "500", "--assets", "100", "--db", db)
 	var keys []string
@@ -256,6 +273,10 @@ func BenchmarkRapidReset(b *testing.B) {
 		keys = append(keys, strings.TrimSpace(key))
 	}
 	attackKey, keys := keys[0], keys[1:]
+	if os.Getenv("RESET_KEY") == "0" {
+		attackKey = ""
+	}
+	path := cmp.Or(os.Getenv("RESET_PATH"), "/api/v1/files?limit=100")
 	s := startChildren(b, 1, "--db", db, "--auth", "required")[0]
 	api := strings.TrimPrefix(s.api, "http://")
 	for range b.N {
@@ -267,7 +288,7 @@ func BenchmarkRapidReset(b *testing.B) {
 		var wg sync.WaitGroup
 		for i := range results {
 			wg.Go(func() {
-				results[i] = rapidReset(api, "/api/v1/files?limit=100", attackKey, pairs, time.Now().Add(5*time.Minute))
+				results[i] = rapidReset(api, path, attackKey, pairs, rate, time.Now().Add(5*time.Minute))
 			})
 		}
 		// The keyed clients run for three seconds while the attack runs; if
@@ -310,8 +331,63 @@ func BenchmarkRapidReset(b *testing.B) {
 		b.ReportMetric(float64(closed), "conns-closed")
 		b.ReportMetric(float64(quiet.p99.Microseconds())/1000, "p99-ms-quiet")
 		b.ReportMetric(float64(attacked.p99.Microseconds())/1000, "p99-ms-attack")
-		b.Logf("%d connections × %d pairs: %d pairs sent in %v, %.0f requests run, %d answers begun, "+
+		b.Logf("%d connections × %d pairs of %s (key: %v, pairs/s each: %d, 0 is full speed): %d pairs sent in %v, %.0f requests run, %d answers begun, "+
 			"%.1f s of server CPU, connections ended by %v; keyed p99 %v quiet, %v under attack",
-			conns, pairs, sent, elapsed.Round(time.Millisecond), ran, answers, cpu, ends, quiet.p99, attacked.p99)
+			conns, pairs, path, attackKey != "", rate, sent, elapsed.Round(time.Millisecond), ran, answers, cpu, ends, quiet.p99, attacked.p99)
+	}
+}
+
+// TestH2CRapidResetIsBounded checks that a client cancelling every
+// request it sends over h2c has few handlers run for it: its connection is
+// closed after at most resetsPerConn resets beyond its answers (plus the
+// streams already running then), and once its address has used up its
+// bucket, each new connection of it is closed at its first request
+// (issue 36: before, every request of a client resetting no faster than
+// the handlers finished was run).
+func TestH2CRapidResetIsBounded(t *testing.T) {
+	s := startServe(t, nil, "--db", "sqlite:"+filepath.Join(t.TempDir(), "reset.db"))
+	api := strings.TrimPrefix(s.api, "http://")
+	// Paced, so that net/http's own bound (a queue of handlers four times
+	// MaxConcurrentStreams) does not end the connection first.
+	const pairs, rate = 10_000, 2_000
+	deadline := time.Now().Add(30 * time.Second)
+
+	before := requestsCounted(t, s)
+	r := rapidReset(api, "/api/v1/files?limit=5", "", pairs, rate, deadline)
+	ran := requestsCounted(t, s) - before
+	if !r.closed || r.sent >= pairs {
+		t.Errorf("a connection sending %d HEADERS+RST_STREAM pairs: closed %v after %d pairs (%v); want closed before the end",
+			pairs, r.closed, r.sent, r.readError)
+	}
+	if max := resetsPerConn + h2MaxConcurrentStreams; ran > max {
+		t.Errorf("%d handlers ran for one connection's resets, want at most %d", ran, max)
+	}
+
+	// The same address again and again: its bucket runs dry, and then
+	// no handler runs for it at all.
+	before = requestsCounted(t, s)
+	var last resetResult
+	for range resetsPerAddr/resetsPerConn + 5 {
+		last = rapidReset(api, "/api/v1/files?limit=5", "", 1_000, rate, deadline)
+	}
+	ran = requestsCounted(t, s) - before
+	if max := resetsPerAddr + resetsPerConn + h2MaxConcurrentStreams; ran > max {
+		t.Errorf("%d handlers ran for one address's resets over %d connections, want at most %d",
+			ran, resetsPerAddr/resetsPerConn+5, max)
+	}
+	if !last.closed || last.sent >= 1_000 {
+		t.Errorf("the address's last connection: closed %v after %d pairs", last.closed, last.sent)
+	}
+	if n := metricSum(t, s.admin, "cdnapi_http2_connections_closed_total", `reason="per_address"`); n < 1 {
+		t.Errorf("no connection closed per address")
+	}
+
+	// A client of another address is served as ever.
+	other := h2cClient(t)
+	other.Transport.(*http.Transport).DialContext = (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext
+	if res, err := other.Get(s.api + "/api/v1/status"); err != nil {
+		t.Errorf("h2c GET after the attack: %v", err)
+	} else {
+		res.Body.Close()
 	}
 }
