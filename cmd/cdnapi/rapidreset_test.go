@@ -386,9 +386,16 @@ func TestH2CRapidResetIsBounded(t *testing.T) {
 	// A client of another address is served as ever.
 	other := h2cClient(t)
 	other.Transport.(*http.Transport).DialContext = (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext
-	if res, err := other.Get(s.api + "/api/v1/status"); err != nil {
-		t.Errorf("h2c GET after the attack: %v", err)
-	} else {
+	closed := metricSum(t, s.admin, "cdnapi_http2_connections_closed_total")
+	for range 3 * resetsPerConn {
+		res, err := other.Get(s.api + "/api/v1/status")
+		if err != nil {
+			t.Fatalf("h2c GET after the attack: %v", err)
+		}
+		io.Copy(io.Discard, res.Body)
 		res.Body.Close()
+	}
+	if n := metricSum(t, s.admin, "cdnapi_http2_connections_closed_total"); n != closed {
+		t.Errorf("%v connections closed for %d requests answered in full", n-closed, 3*resetsPerConn)
 	}
 }
