@@ -65,6 +65,7 @@ type floodResult struct {
 	p99          time.Duration
 	floodRate    float64 // /status requests a second achieved
 	floodRefused float64 // share of them answered 429
+	keyed        int     // the keyed clients' requests
 }
 
 // keyedP99 runs a client per key on the first pages of files for three
@@ -132,7 +133,7 @@ func keyedP99(b *testing.B, api string, keys []string, target string, rate int) 
 	}
 	wg.Wait()
 	slices.Sort(lat)
-	r := floodResult{p99: lat[len(lat)*99/100], floodRate: float64(flood.Load()) / seconds}
+	r := floodResult{p99: lat[len(lat)*99/100], floodRate: float64(flood.Load()) / seconds, keyed: len(lat)}
 	if n := flood.Load(); n > 0 {
 		r.floodRefused = float64(refused.Load()) / float64(n)
 	}

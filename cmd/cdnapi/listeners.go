@@ -153,18 +153,6 @@ func newServer(h http.Handler, logger *slog.Logger, draining *atomic.Bool) *http
 	}
 }
 
-// serveUnencryptedHTTP2 has srv speak HTTP/2 without TLS to clients that
-// start with its preface (h2c with prior knowledge, as load balancers and
-// gRPC-style clients do), beside HTTP/1.1 on the same port. net/http checks
-// for the preface once per connection, before its first request, so
-// HTTP/1.1 clients pay nothing measurable (docs/performance.md: HTTP/2).
-func serveUnencryptedHTTP2(srv *http.Server) {
-	var p http.Protocols
-	p.SetHTTP1(true)
-	p.SetUnencryptedHTTP2(true)
-	srv.Protocols = &p
-}
-
 // isHTTP2Preface reports whether r is the start of the HTTP/2 connection
 // preface ("PRI * HTTP/2.0"), which net/http's HTTP/1 server hands to the
 // handler, for handlers that upgrade by themselves, when it does not speak

@@ -246,7 +246,7 @@ type child struct {
 // the listener flags, and waits for each to log its three addresses. They
 // are killed when t ends, if still running, and their last log lines are
 // shown if t failed.
-func startChildren(t *testing.T, n int, args ...string) []*child {
+func startChildren(t testing.TB, n int, args ...string) []*child {
 	t.Helper()
 	args = append([]string{"--", "serve", "--api-addr", "127.0.0.1:0", "--edge-addr", "127.0.0.1:0",
 		"--admin-addr", "127.0.0.1:0", "--status-interval", "200ms"}, args...)

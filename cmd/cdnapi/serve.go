@@ -184,10 +184,6 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 	if err != nil {
 		return err
 	}
-	if cfg.h2c {
-		serveUnencryptedHTTP2(svc.listeners.api.srv)
-		serveUnencryptedHTTP2(svc.listeners.edge.srv)
-	}
 	err = svc.run(ctx)
 	logger.Info("stopped")
 	return err

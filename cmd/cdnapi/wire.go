@@ -172,6 +172,11 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 	svc.listeners.admin.srv = newServer(httpapi.NewAdmin(httpapi.AdminConfig{
 		Store: st, Gatherer: registry, Logger: logger, AccessLog: accessLog, Metrics: metrics, Draining: svc.draining.Load,
 	}), logger, svc.draining)
+	if cfg.h2c {
+		resets := newResetGuard(guard.clients.Trusts, logger, registry)
+		resets.serveUnencryptedHTTP2(svc.listeners.api.srv)
+		resets.serveUnencryptedHTTP2(svc.listeners.edge.srv)
+	}
 	if l := svc.listeners.uploadAuth; l != nil {
 		l.srv = newServer(httpapi.NewUploadAuth(httpapi.UploadAuthConfig{
 			Keys: keys, Tree: up.tree, Logger: logger, AccessLog: accessLog, Metrics: metrics,

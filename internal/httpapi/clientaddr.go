@@ -76,6 +76,10 @@ func (c *ClientResolver) Resolve(r *http.Request) (addr netip.Addr, forwarded bo
 	return client, client != peer
 }
 
+// Trusts reports whether a is the address of a trusted proxy; a nil c
+// trusts none.
+func (c *ClientResolver) Trusts(a netip.Addr) bool { return c != nil && c.isTrusted(a) }
+
 // trustsAny reports whether c believes any proxy; a nil c believes none.
 func (c *ClientResolver) trustsAny() bool { return c != nil && len(c.trusted) > 0 }
 
