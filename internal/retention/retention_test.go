@@ -108,7 +108,8 @@ func TestPruneWhileReading(t *testing.T) {
 
 			// Small batches with a pause make many transactions, so the
 			// walks interleave with the deletes.
-			n, err := retention.Prune(t.Context(), st, cutoff, retention.Options{BatchSize: 50, Pause: time.Millisecond})
+			r, err := retention.Prune(t.Context(), st, cutoff, retention.Options{BatchSize: 50, Pause: time.Millisecond})
+			n := r.Deleted
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,8 +127,8 @@ func TestPruneWhileReading(t *testing.T) {
 			if got := allAssets(t, st); !reflect.DeepEqual(got, kept) {
 				t.Errorf("%d assets left, want exactly the %d created at or after the cutoff", len(got), len(kept))
 			}
-			if n, err := retention.Prune(t.Context(), st, cutoff, retention.Options{}); n != 0 || err != nil {
-				t.Errorf("a second Prune deleted %d (%v), want 0", n, err)
+			if r, err := retention.Prune(t.Context(), st, cutoff, retention.Options{}); r.Deleted != 0 || r.Partitions != 0 || err != nil {
+				t.Errorf("a second Prune = %+v (%v), want nothing done", r, err)
 			}
 		})
 	}
@@ -190,8 +191,8 @@ func TestPrunerRunOnce(t *testing.T) {
 		Logger:    slog.New(slog.NewTextHandler(&logs, nil)),
 		Now:       func() time.Time { return now },
 	})
-	if n := p.RunOnce(t.Context()); n != want {
-		t.Errorf("RunOnce deleted %d, want %d", n, want)
+	if r := p.RunOnce(t.Context()); r.Deleted != want {
+		t.Errorf("RunOnce deleted %d, want %d", r.Deleted, want)
 	}
 	if line := fmt.Sprintf("deleted=%d", want); !strings.Contains(logs.String(), line) {
 		t.Errorf("log %q lacks %q", logs.String(), line)
