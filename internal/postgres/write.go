@@ -202,16 +202,12 @@ const deleteAssetsElsewhen = `DELETE FROM assets a
 	WHERE a.id = w.id AND a.created_at <> w.created_at`
 
 // deleteAssetsBefore deletes the oldest assets created before $1, up to $2
-// of them. The subquery walks assets_by_created backwards from its old end,
-// in the partitions that hold times before $1 (the others are pruned when
-// the statement starts), and the DELETE finds each row by its primary key,
-// (id, created_at): a ctid, as the unpartitioned table used, names a row
-// only within one partition. A row that an upsert rewrote meanwhile keeps
-// its created_at, so it is still one to delete.
-const deleteAssetsBefore = `DELETE FROM assets a
-	USING (SELECT id, created_at FROM assets WHERE created_at < $1
-		ORDER BY created_at, id LIMIT $2) old
-	WHERE a.id = old.id AND a.created_at = old.created_at`
+// of them, with the function of migration 00011: it picks them in the
+// list's order over every partition and deletes each partition's share by
+// physical address (a ctid names a row only within one partition). One
+// statement joining the table to its oldest rows would let the planner hash
+// the join, reading every partition whole (TestDeleteAssetsBeforePlan).
+const deleteAssetsBefore = `SELECT assets_delete_before($1, $2)`
 
 // DeleteAssetsBefore deletes up to limit assets created before cutoff,
 // oldest first, in one statement (one transaction) on the primary, and
@@ -221,11 +217,11 @@ func (s *Store) DeleteAssetsBefore(ctx context.Context, cutoff time.Time, limit 
 	if limit < 1 {
 		return 0, fmt.Errorf("postgres: delete assets: limit %d is below 1", limit)
 	}
-	tag, err := s.primary.Exec(ctx, deleteAssetsBefore, secondBefore(cutoff), limit)
-	if err != nil {
+	var n int64
+	if err := s.primary.QueryRow(ctx, deleteAssetsBefore, secondBefore(cutoff), limit).Scan(&n); err != nil {
 		return 0, fmt.Errorf("postgres: delete assets before %s: %w", cutoff.UTC().Format(time.RFC3339Nano), err)
 	}
-	return int(tag.RowsAffected()), nil
+	return int(n), nil
 }
 
 // secondBefore returns the whole second s such that a stored time (whole

@@ -83,6 +83,37 @@ END
 $$;
 -- +goose StatementEnd
 
+-- assets_delete_before deletes the oldest assets created before cutoff, up
+-- to lim of them, and returns how many. It picks them in the list's order
+-- over every partition (a backward walk of each partition's
+-- assets_by_created, merged), then deletes each partition's share by
+-- physical address (ctid, which names a row only within its partition): a
+-- batch costs its own rows, as on the unpartitioned table. The repeated
+-- created_at test guards against an upsert that renewed a row meanwhile:
+-- the DELETE re-checks its conditions on the newest version of the row.
+-- +goose StatementBegin
+CREATE FUNCTION assets_delete_before(cutoff timestamptz, lim bigint) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    part  regclass;
+    tids  tid[];
+    n     bigint;
+    total bigint := 0;
+BEGIN
+    FOR part, tids IN
+        SELECT o.tableoid::regclass, array_agg(o.ctid) FROM (
+            SELECT tableoid, ctid FROM assets WHERE created_at < cutoff
+            ORDER BY created_at, id LIMIT lim) o
+        GROUP BY o.tableoid
+    LOOP
+        EXECUTE format('DELETE FROM %s WHERE ctid = ANY ($1) AND created_at < $2', part) USING tids, cutoff;
+        GET DIAGNOSTICS n = ROW_COUNT;
+        total := total + n;
+    END LOOP;
+    RETURN total;
+END
+$$;
+-- +goose StatementEnd
+
 -- The switch, in one statement and so one transaction.
 -- +goose StatementBegin
 DO $$
@@ -146,6 +177,7 @@ BEGIN
     INSERT INTO assets_plain SELECT id, created_at, path, bytes, cache_status, region FROM assets;
     DROP TABLE assets;
     DROP FUNCTION assets_add_partition(date);
+    DROP FUNCTION assets_delete_before(timestamptz, bigint);
     ALTER TABLE assets_plain RENAME TO assets;
     ALTER INDEX assets_plain_pkey RENAME TO assets_pkey;
     ALTER TABLE assets RENAME CONSTRAINT assets_plain_bytes_check TO assets_bytes_check;
