@@ -2,6 +2,9 @@ package postgres
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"strconv"
 	"slices"
 	"testing"
 	"time"
@@ -234,5 +237,76 @@ func walkAll(t *testing.T, s *Store) []cdnapi.Asset {
 		}
 		p := page[len(page)-1].Position()
 		after = &p
+	}
+}
+
+// TestMigrationAtSize measures migration 00011 on a table of
+// BENCH_MIGRATE_ROWS assets (scripts/bench-week runs it; skipped unless
+// set), while a reader lists the first page in a loop: how long the
+// migration takes, and the longest a list waited meanwhile.
+func TestMigrationAtSize(t *testing.T) {
+	rows, _ := strconv.Atoi(os.Getenv("BENCH_MIGRATE_ROWS"))
+	if rows <= 0 {
+		t.Skip("BENCH_MIGRATE_ROWS is not set")
+	}
+	const before = 10 // the last version before 00011
+	s := openUnmigrated(t, pgtest.NewDatabase(t))
+	ctx := t.Context()
+	db := stdlib.OpenDBFromPool(s.primary)
+	defer db.Close()
+	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations(),
+		goose.WithDisableGlobalRegistry(true), goose.WithLogger(goose.NopLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := provider.UpTo(ctx, before); err != nil {
+		t.Fatal(err)
+	}
+	// Eight days of assets up to now, over 8 regions, loaded in COPY batches.
+	now := time.Now().UTC().Truncate(time.Second)
+	step := 8 * 24 * time.Hour / time.Duration(rows)
+	const batch = 50_000
+	for done := 0; done < rows; done += batch {
+		assets := make([]cdnapi.Asset, 0, batch)
+		for i := done; i < min(done+batch, rows); i++ {
+			assets = append(assets, cdnapi.Asset{ID: fmt.Sprintf("ast_%020d", i), CreatedAt: now.Add(-time.Duration(rows-i) * step),
+				Path: "/static/app.js", Bytes: int64(i), CacheStatus: cdnapi.CacheHit, Region: fmt.Sprintf("REG%d", i%8)})
+		}
+		if err := storetest.Writer(s).PutAssets(ctx, assets); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.primary.Exec(ctx, `VACUUM ANALYZE assets`); err != nil {
+		t.Fatal(err)
+	}
+	rctx, stop := context.WithCancel(ctx)
+	var longest time.Duration
+	var reads int
+	done := make(chan error, 1)
+	go func() {
+		for rctx.Err() == nil {
+			start := time.Now()
+			if _, err := s.ListAssets(rctx, cdnapi.AssetQuery{Limit: 20}); err != nil && rctx.Err() == nil {
+				done <- err
+				return
+			}
+			longest = max(longest, time.Since(start))
+			reads++
+		}
+		done <- nil
+	}()
+	start := time.Now()
+	if err := s.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("a list during the migration failed: %v", err)
+	}
+	t.Logf("migration 00011 of %d rows: %s; %d lists meanwhile, the longest %s",
+		rows, took.Round(time.Millisecond), reads, longest.Round(time.Millisecond))
+	if got := partitionRows(t, s); got["assets_legacy"] != rows {
+		t.Errorf("rows by partition %v, want all %d in assets_legacy", got, rows)
 	}
 }
