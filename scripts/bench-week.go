@@ -185,7 +185,7 @@ func size(ctx context.Context, pg bool) (rows, table, index int64) {
 	defer db.Close()
 	check(db.QueryRowContext(ctx, `SELECT count(*) FROM assets`).Scan(&rows))
 	q, err := db.QueryContext(ctx, `SELECT name, sum(pgsize) FROM dbstat
-		WHERE tbl_name = 'assets' OR name IN (SELECT name FROM sqlite_schema WHERE tbl_name = 'assets') GROUP BY name`)
+		WHERE name IN (SELECT name FROM sqlite_schema WHERE tbl_name = 'assets') GROUP BY name`)
 	check(err)
 	defer q.Close()
 	for q.Next() {
