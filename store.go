@@ -137,6 +137,16 @@ type AssetPruner interface {
 	DeleteAssetsBefore(ctx context.Context, cutoff time.Time, limit int) (int, error)
 }
 
+// AssetCounter measures how fast assets arrive.
+type AssetCounter interface {
+	// CountAssetsSince counts the assets created at or after since, the
+	// newest first, up to limit, and returns how many it counted and the
+	// created_at of the oldest of them (zero when none). It reads at most
+	// limit index entries, so that a caller can bound its cost at any
+	// write rate.
+	CountAssetsSince(ctx context.Context, since time.Time, limit int) (int, time.Time, error)
+}
+
 // AssetPartitioner keeps the assets in partitions by time, which expire
 // whole (PostgreSQL: a partition per UTC day). It is not part of Store: an
 // engine with one table (SQLite) has none, and retention asks for it.

@@ -53,6 +53,7 @@ const (
 	opFileStamps
 	opMakeAssetPartitions
 	opDropAssetPartitions
+	opCountAssetsSince
 	numOps
 )
 
@@ -68,7 +69,7 @@ var opNames = [numOps]string{
 	"list_incidents", "incidents_since", "delete_history_before",
 	"log_position", "log_positions", "delete_log_position",
 	"file_stamps",
-	"make_asset_partitions", "drop_asset_partitions",
+	"make_asset_partitions", "drop_asset_partitions", "count_assets_since",
 }
 
 // Measure returns st with every call recorded in reg, and registers there
@@ -108,6 +109,13 @@ func Wrap(st cdnapi.Engine, m *Metrics) cdnapi.Engine {
 type measuredPartitions struct {
 	*measured
 	parts cdnapi.AssetPartitioner
+}
+
+func (s *measured) CountAssetsSince(ctx context.Context, since time.Time, limit int) (int, time.Time, error) {
+	start := time.Now()
+	n, oldest, err := s.inner.CountAssetsSince(ctx, since, limit)
+	s.done(opCountAssetsSince, start, err)
+	return n, oldest, err
 }
 
 func (s *measuredPartitions) MakeAssetPartitions(ctx context.Context, from, to time.Time) (int, error) {

@@ -67,6 +67,7 @@ func Run(t *testing.T, newStore func(t *testing.T) cdnapi.Store) {
 		{"DeleteAssetsBefore", testDeleteAssetsBefore},
 		{"PagingAcrossPartitions", testPagingAcrossPartitions},
 		{"AssetWithoutPartition", testAssetWithoutPartition},
+		{"CountAssetsSince", testCountAssetsSince},
 		{"SetRegionStatus", testSetRegionStatus},
 		{"RegionStatusUntil", testRegionStatusUntil},
 		{"Closed", testClosed},
