@@ -15,7 +15,7 @@ import (
 // scripts/bench-week measured it at a million assets (docs/sizing.md).
 var bytesPerAsset = map[string]int64{
 	"sqlite":   161,
-	"postgres": 300,
+	"postgres": 420,
 }
 
 // forecastSample caps the assets the forecast counts: at 5,000 writes/s an
