@@ -34,7 +34,7 @@ type service struct {
 	logger    *slog.Logger
 	listeners listeners
 	status    *health.Evaluator
-	pruner    *retention.Pruner // nil: keep every asset
+	pruner    *retention.Pruner // nil: keep every asset, and make no partitions
 	guard     *guard
 	draining  *atomic.Bool       // read by /readyz
 	drain     drainPolicy        // begin is set by run
@@ -94,7 +94,9 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 	if *cfg.uploads.authAddr != "" {
 		svc.listeners.uploadAuth = &listener{name: "upload-auth", addr: *cfg.uploads.authAddr}
 	}
-	if cfg.assetRetention > 0 {
+	// With every asset kept, a PostgreSQL store still needs its coming
+	// days' partitions made, or every row would land in the default one.
+	if _, partitioned := st.(cdnapi.AssetPartitioner); cfg.assetRetention > 0 || partitioned {
 		svc.pruner = retention.New(st, retention.Config{Retention: cfg.assetRetention, Interval: cfg.pruneInterval, Logger: logger})
 	}
 	if err := svc.listeners.listen(); err != nil {

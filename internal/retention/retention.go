@@ -140,7 +140,7 @@ func MakePartitions(ctx context.Context, st Store, cutoff, now time.Time) (int, 
 
 // Config configures a Pruner.
 type Config struct {
-	// Retention is how long assets are kept; it must be positive.
+	// Retention is how long assets are kept; 0 keeps every asset.
 	Retention time.Duration
 	// Interval is the time between two runs; DefaultInterval when 0.
 	Interval time.Duration
@@ -160,11 +160,12 @@ type Pruner struct {
 	cfg   Config
 }
 
-// New returns a Pruner of st. It panics if cfg.Retention is not positive:
-// a retention of 0 means keeping everything, which is running no Pruner.
+// New returns a Pruner of st. A cfg.Retention of 0 keeps every asset: the
+// Pruner then only makes the partitions ahead of now, on an engine that has
+// them, and deletes nothing. It panics if cfg.Retention is negative.
 func New(st Store, cfg Config) *Pruner {
-	if cfg.Retention <= 0 {
-		panic("retention: New with a retention that is not positive")
+	if cfg.Retention < 0 {
+		panic("retention: New with a negative retention")
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultInterval
@@ -222,6 +223,15 @@ func PruneHistory(ctx context.Context, st HistoryStore, cutoff time.Time, opts O
 // its assets in partitions by time, it first makes the partitions from the
 // cutoff to PartitionsAhead from now that do not exist yet.
 func (p *Pruner) RunOnce(ctx context.Context) Result {
+	if p.cfg.Retention == 0 {
+		now := p.cfg.Now()
+		if n, err := MakePartitions(ctx, p.store, now, now); err != nil && ctx.Err() == nil {
+			p.cfg.Logger.Error("making asset partitions failed", "made", n, "err", err)
+		} else if n > 0 {
+			p.cfg.Logger.Info("made asset partitions", "made", n, "until", now.Add(PartitionsAhead).UTC().Format(time.RFC3339))
+		}
+		return Result{}
+	}
 	if h, ok := p.store.(HistoryStore); ok {
 		cutoff := Cutoff(p.cfg.Now(), HistoryRetention)
 		switch n, err := PruneHistory(ctx, h, cutoff, p.cfg.Options); {

@@ -264,3 +264,57 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// On PostgreSQL, a Pruner's run makes the partitions from the cutoff to
+// PartitionsAhead after now, moving into them the rows that waited in the
+// default partition, and drops the days that expired whole; with a
+// retention of 0 it only makes the coming days' partitions and deletes
+// nothing. The lists show the same assets throughout.
+func TestPrunerKeepsPartitions(t *testing.T) {
+	st, assets := openStore(t, func(tb testing.TB) cdnapi.Store { return teststore.Postgres(tb) }, 2000) // the week before storetest.Epoch
+	p := st.(cdnapi.AssetPartitioner)
+	ctx := t.Context()
+	now := storetest.Epoch.Add(30 * time.Minute)
+	keep := 72 * time.Hour
+	cutoff := retention.Cutoff(now, keep)
+
+	// Retention off: the partitions ahead of the clock, nothing deleted.
+	off := retention.New(st, retention.Config{Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return now }})
+	if r := off.RunOnce(ctx); r != (retention.Result{}) {
+		t.Errorf("RunOnce with retention 0 = %+v, want nothing pruned", r)
+	}
+	if n, err := p.MakeAssetPartitions(ctx, now, now.Add(retention.PartitionsAhead)); err != nil || n != 0 {
+		t.Errorf("after a run with retention 0, %d partitions ahead were missing (%v)", n, err)
+	}
+	if got := len(allAssets(t, st)); got != len(assets) {
+		t.Fatalf("retention 0 left %d of %d assets", got, len(assets))
+	}
+
+	var logs bytes.Buffer
+	pr := retention.New(st, retention.Config{Retention: keep, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Now: func() time.Time { return now }, Options: retention.Options{Pause: time.Millisecond}})
+	pr.RunOnce(ctx) // makes the days from the cutoff on; the days before are in the default partition
+	if n, err := p.MakeAssetPartitions(ctx, cutoff, now.Add(retention.PartitionsAhead)); err != nil || n != 0 {
+		t.Errorf("after a run, %d partitions from the cutoff on were missing (%v)", n, err)
+	}
+	var kept []cdnapi.Asset
+	for _, a := range assets {
+		if !a.CreatedAt.Before(cutoff) {
+			kept = append(kept, a)
+		}
+	}
+	storetest.SortAssets(kept)
+	if got := allAssets(t, st); !reflect.DeepEqual(got, kept) {
+		t.Errorf("%d assets left, want the %d at or after the cutoff", len(got), len(kept))
+	}
+	// A day later, the day that straddled the cutoff has expired whole:
+	// it is dropped, not deleted row by row.
+	now = now.Add(24 * time.Hour)
+	r := pr.RunOnce(ctx)
+	if r.Partitions < 1 {
+		t.Errorf("a day later, RunOnce = %+v; want the expired day's partition dropped; log:\n%s", r, logs.String())
+	}
+	if !strings.Contains(logs.String(), "partitions_dropped=") {
+		t.Errorf("the log does not say partitions were dropped:\n%s", logs.String())
+	}
+}
