@@ -116,7 +116,8 @@ func (s *Store) DropAssetPartitionsBefore(ctx context.Context, cutoff time.Time)
 			if _, err := tx.Exec(ctx, setLockTimeout); err != nil {
 				return err
 			}
-			_, err := tx.Exec(ctx, `DROP TABLE `+pgx.Identifier{p.name}.Sanitize())
+			// IF EXISTS: another process may have dropped it since.
+			_, err := tx.Exec(ctx, `DROP TABLE IF EXISTS `+pgx.Identifier{p.name}.Sanitize())
 			return err
 		})
 		if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == lockNotAvailable {

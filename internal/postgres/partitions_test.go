@@ -2,10 +2,12 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -308,5 +310,52 @@ func TestMigrationAtSize(t *testing.T) {
 		rows, took.Round(time.Millisecond), reads, longest.Round(time.Millisecond))
 	if got := partitionRows(t, s); got["assets_legacy"] != rows {
 		t.Errorf("rows by partition %v, want all %d in assets_legacy", got, rows)
+	}
+}
+
+// Replicas that share the database run their pruners at once: making and
+// dropping the same partitions concurrently fails in none of them, and the
+// result is made, or dropped, once.
+func TestPartitionsConcurrently(t *testing.T) {
+	t.Parallel()
+	dsn := pgtest.NewSchema(t)
+	s := openStore(t, dsn, Options{})
+	ctx := t.Context()
+	assets := storetest.Assets(300, []string{"FRA1"}, 78) // in the default partition
+	if err := storetest.Writer(s).PutAssets(ctx, assets); err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	stores := make([]*Store, n) // separate pools, as separate processes
+	for i := range stores {
+		stores[i] = openStore(t, dsn, Options{})
+	}
+	from, to := storetest.Epoch.AddDate(0, 0, -8), storetest.Epoch
+	made := make([]int, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i, st := range stores {
+		wg.Go(func() { made[i], errs[i] = st.MakeAssetPartitions(ctx, from, to) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("MakeAssetPartitions at once: %v", err)
+	}
+	if total := made[0] + made[1] + made[2] + made[3]; total != 9 {
+		t.Errorf("made %v partitions, %d in all; want the 9 days once", made, total)
+	}
+	if got := partitionRows(t, s); got["assets_default"] != 0 {
+		t.Errorf("rows by partition %v; want none left in assets_default", got)
+	}
+	dropped := make([]int, n)
+	for i, st := range stores {
+		wg.Go(func() { dropped[i], _, errs[i] = st.DropAssetPartitionsBefore(ctx, to.AddDate(0, 0, 1)) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("DropAssetPartitionsBefore at once: %v", err)
+	}
+	if len(walkAll(t, s)) != 0 {
+		t.Error("assets left after every partition that held them was dropped")
 	}
 }

@@ -70,13 +70,18 @@ BEGIN
         RETURN false;
     END IF;
     BEGIN
+        -- The lock conflicts with itself: two processes making the same
+        -- day take turns, and the second finds the partition made.
         LOCK TABLE assets_default IN SHARE ROW EXCLUSIVE MODE;
+        IF to_regclass(quote_ident(name)) IS NOT NULL THEN
+            RETURN false;
+        END IF;
         EXECUTE format('CREATE TABLE %I (LIKE assets INCLUDING DEFAULTS INCLUDING CONSTRAINTS)', name);
         EXECUTE format('WITH moved AS (DELETE FROM assets_default WHERE created_at >= $1 AND created_at < $2 RETURNING *)
             INSERT INTO %I SELECT * FROM moved', name) USING lo, hi;
         EXECUTE format('ALTER TABLE assets ATTACH PARTITION %I FOR VALUES FROM (%L) TO (%L)', name, lo, hi);
-    EXCEPTION WHEN invalid_object_definition THEN
-        RETURN false; -- overlaps a partition that covers the day already
+    EXCEPTION WHEN invalid_object_definition OR duplicate_table THEN
+        RETURN false; -- overlaps a partition that covers the day already, or was just made
     END;
     RETURN true;
 END
