@@ -73,12 +73,14 @@ var setLockTimeout = fmt.Sprintf(`SET LOCAL lock_timeout = %d`, partitionLockTim
 // assetPartitions lists the partitions of assets whose range ends (is
 // before, not at) a given time, the oldest first, with the planner's
 // estimate of their rows: DROP TABLE counts nothing, and a count(*) would
-// read the partition that the DROP spares reading. The default partition
+// read the partition that the DROP spares reading. The estimate is -1 for
+// a partition never analyzed, which autovacuum does once a partition has
+// taken some rows: such a one is small, and counted. The default partition
 // has no end and is never listed.
 const assetPartitions = `SELECT relname, hi, rows FROM (
 	SELECT c.relname,
 		(regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \(''([^'']+)''\)'))[1]::timestamptz AS hi,
-		greatest(c.reltuples, 0)::bigint AS rows
+		c.reltuples::bigint AS rows
 	FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
 	WHERE i.inhparent = 'assets'::regclass) p
 	WHERE hi <= $1 ORDER BY hi`
@@ -116,10 +118,30 @@ func (s *Store) DropAssetPartitionsBefore(ctx context.Context, cutoff time.Time)
 			if _, err := tx.Exec(ctx, setLockTimeout); err != nil {
 				return err
 			}
-			// IF EXISTS: another process may have dropped it since.
-			_, err := tx.Exec(ctx, `DROP TABLE IF EXISTS `+pgx.Identifier{p.name}.Sanitize())
+			// The DROP's own first lock, taken first, so that processes
+			// dropping at once queue on it instead of deadlocking on the
+			// partition's lock, which the count below takes.
+			if _, err := tx.Exec(ctx, `LOCK TABLE assets IN ACCESS EXCLUSIVE MODE`); err != nil {
+				return err
+			}
+			var exists bool
+			if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, pgx.Identifier{p.name}.Sanitize()).Scan(&exists); err != nil {
+				return err
+			}
+			if !exists {
+				return errGone // another process dropped it since
+			}
+			if p.rows < 0 {
+				if err := tx.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{p.name}.Sanitize()).Scan(&p.rows); err != nil {
+					return err
+				}
+			}
+			_, err := tx.Exec(ctx, `DROP TABLE `+pgx.Identifier{p.name}.Sanitize())
 			return err
 		})
+		if errors.Is(err, errGone) {
+			continue
+		}
 		if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok && pgErr.Code == lockNotAvailable {
 			return dropped, gone, fmt.Errorf("postgres: drop assets partition %s: the table stayed locked for %s; left for the next run", p.name, partitionLockTimeout)
 		}
@@ -131,6 +153,9 @@ func (s *Store) DropAssetPartitionsBefore(ctx context.Context, cutoff time.Time)
 	}
 	return dropped, gone, nil
 }
+
+// errGone is how a drop's transaction says that its partition is gone.
+var errGone = errors.New("postgres: the partition is gone")
 
 // utcDay returns the start of t's day in UTC.
 func utcDay(t time.Time) time.Time {

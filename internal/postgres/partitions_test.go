@@ -358,4 +358,22 @@ func TestPartitionsConcurrently(t *testing.T) {
 	if len(walkAll(t, s)) != 0 {
 		t.Error("assets left after every partition that held them was dropped")
 	}
+
+	// Makers and droppers at once, as the pruners of replicas whose
+	// clocks differ by a day: the locks are taken in one order, so that
+	// none deadlocks.
+	if _, err := s.MakeAssetPartitions(ctx, from, to); err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range stores {
+		if i%2 == 0 {
+			wg.Go(func() { _, errs[i] = st.MakeAssetPartitions(ctx, to, to.AddDate(0, 0, 5)) })
+		} else {
+			wg.Go(func() { _, _, errs[i] = st.DropAssetPartitionsBefore(ctx, to) })
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatalf("makers and droppers at once: %v", err)
+	}
 }

@@ -70,8 +70,13 @@ BEGIN
         RETURN false;
     END IF;
     BEGIN
-        -- The lock conflicts with itself: two processes making the same
-        -- day take turns, and the second finds the partition made.
+        -- The locks conflict with themselves: two processes making the
+        -- same day take turns, and the second finds the partition made.
+        -- The partitioned table first, as a DROP of a partition takes it
+        -- before the default partition: the other order could deadlock.
+        -- Neither lock stops reads; the second stops writes into the
+        -- default partition while its rows move.
+        LOCK TABLE assets IN SHARE UPDATE EXCLUSIVE MODE;
         LOCK TABLE assets_default IN SHARE ROW EXCLUSIVE MODE;
         IF to_regclass(quote_ident(name)) IS NOT NULL THEN
             RETURN false;
