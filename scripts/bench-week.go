@@ -54,7 +54,7 @@ var (
 	dsn      = flag.String("db", "", "a SQLite file's path, or a postgres:// URL")
 	n        = flag.Int("n", 1_000_000, "assets to seed into an empty table")
 	days     = flag.Int("days", 8, "the days before now that the assets spread over")
-	writer   = flag.Int("writer", 5000, "rows/s the writer writes while pruning runs")
+	writer   = flag.Int("writer", 5000, "rows/s the writer writes while pruning runs; 0: none")
 	pruneFor = flag.Duration("prune-for", 60*time.Second, "the longest pruning runs")
 	queries  = flag.Int("queries", 2000, "queries of each kind of list")
 	noPrune  = flag.Bool("no-prune", false, "measure the size and the lists only")
@@ -225,6 +225,9 @@ func prune(ctx context.Context, engine string, st engine, codes []string, cutoff
 	var written atomic.Int64
 	var wg sync.WaitGroup
 	wg.Go(func() {
+		if *writer <= 0 {
+			return // pruning alone
+		}
 		rng := rand.New(rand.NewPCG(9, 10))
 		const tick = 100 * time.Millisecond
 		per := max(*writer/10, 1)
