@@ -1,7 +1,10 @@
 // Package retention keeps assets for a limited time. Assets are the
 // recently requested ones; once older than the retention period they are
 // deleted, a small batch at a time, so that pruning a backlog of millions
-// never holds the store's write lock for long. Files are never pruned.
+// never holds the store's write lock for long. On an engine that keeps
+// its assets in partitions by time (cdnapi.AssetPartitioner: PostgreSQL),
+// the partitions that expired whole are dropped first, and the coming
+// days' partitions are made ahead. Files are never pruned.
 package retention
 
 import (
