@@ -6,7 +6,8 @@ import (
 )
 
 // Engine is a storage engine as the program holds it: every job of a Store,
-// the API keys and the status history, the narrow read of a project's files
+// the API keys and the status history, the count of recent assets that
+// serve's start-up forecast of retention reads, the narrow read of a project's files
 // that `origin sync` compares with its folder, the schema's migrations, and what
 // the metrics report of it (its name and its connection pools). Both
 // engines (internal/sqlite, internal/postgres) implement it, and so does
@@ -21,6 +22,7 @@ type Engine interface {
 	KeyStore
 	StatusHistory
 	FileStampReader
+	AssetCounter
 	// Migrate applies the migrations the database lacks. It refuses a
 	// database whose schema is newer than this binary.
 	Migrate(ctx context.Context) error

@@ -137,6 +137,31 @@ type AssetPruner interface {
 	DeleteAssetsBefore(ctx context.Context, cutoff time.Time, limit int) (int, error)
 }
 
+// AssetCounter measures how fast assets arrive.
+type AssetCounter interface {
+	// CountAssetsSince counts the assets created at or after since, the
+	// newest first, up to limit, and returns how many it counted and the
+	// created_at of the oldest of them (zero when none). It reads at most
+	// limit index entries, so that a caller can bound its cost at any
+	// write rate.
+	CountAssetsSince(ctx context.Context, since time.Time, limit int) (int, time.Time, error)
+}
+
+// AssetPartitioner keeps the assets in partitions by time, which expire
+// whole (PostgreSQL: a partition per UTC day). It is not part of Store: an
+// engine with one table (SQLite) has none, and retention asks for it.
+type AssetPartitioner interface {
+	// MakeAssetPartitions makes the partitions of the times from from to
+	// to that do not exist yet, moving into each the rows it would have
+	// held that were written while it did not exist, and returns how many
+	// it made.
+	MakeAssetPartitions(ctx context.Context, from, to time.Time) (int, error)
+	// DropAssetPartitionsBefore drops each partition that holds only times
+	// before cutoff, and returns how many it dropped and the engine's
+	// estimate of how many assets they held.
+	DropAssetPartitionsBefore(ctx context.Context, cutoff time.Time) (partitions int, assets int64, err error)
+}
+
 // SecretKeeper keeps the cursor secret that replicas share.
 type SecretKeeper interface {
 	// CursorSecret returns the key that authenticates cursors. The first

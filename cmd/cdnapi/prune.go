@@ -12,7 +12,9 @@ import (
 const pruneSynopsis = `prune --older-than D [--db DSN]
 
 Deletes the assets created more than D ago (a duration such as 168h), in
-small batches, and prints how many it deleted. Files are never pruned.
+small batches, and prints how many it deleted. On PostgreSQL it first drops
+each day's partition that has expired whole, and makes the partitions due.
+Files are never pruned.
 serve --asset-retention does the same in the background.`
 
 func runPrune(ctx context.Context, env *environment, args []string) error {
@@ -30,11 +32,20 @@ func runPrune(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer st.Close()
-	cutoff := retention.Cutoff(time.Now(), *olderThan)
-	n, err := retention.Prune(ctx, st, cutoff, retention.Options{})
-	if err != nil {
-		return fmt.Errorf("prune: deleted %d assets, then: %w", n, err)
+	now := time.Now()
+	cutoff := retention.Cutoff(now, *olderThan)
+	// On PostgreSQL, the partitions a stopped serve did not make are made
+	// first, taking their rows out of the default partition.
+	if _, err := retention.MakePartitions(ctx, st, cutoff, now); err != nil {
+		return fmt.Errorf("prune: %w", err)
 	}
-	fmt.Fprintf(env.stdout, "deleted %d assets created before %s\n", n, cdnapi.Timestamp(cutoff))
+	r, err := retention.Prune(ctx, st, cutoff, retention.Options{})
+	if err != nil {
+		return fmt.Errorf("prune: deleted %d assets and dropped %d partitions, then: %w", r.Deleted, r.Partitions, err)
+	}
+	if r.Partitions > 0 {
+		fmt.Fprintf(env.stdout, "dropped %d partitions of about %d assets, ", r.Partitions, r.PartitionAssets)
+	}
+	fmt.Fprintf(env.stdout, "deleted %d assets created before %s\n", r.Deleted, cdnapi.Timestamp(cutoff))
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/apitest"
 	"github.com/cdnapi/cdnapi/internal/demo"
+	"github.com/cdnapi/cdnapi/internal/pgtest"
 )
 
 // oldAndNewAssets ingests demo regions and two assets into db: one created
@@ -83,5 +84,32 @@ func TestServeRetentionFlags(t *testing.T) {
 		if _, _, err := runCmd(t, "", append([]string{"serve"}, args...)...); !errors.Is(err, errUsage) {
 			t.Errorf("serve %v: %v, want a usage error", args, err)
 		}
+	}
+}
+
+// On PostgreSQL, prune makes the partitions from its cutoff on (the
+// recent asset moves out of the default partition into its day's), deletes
+// what the default partition holds before the cutoff, and, once a whole day
+// is before the cutoff, drops it and says so.
+func TestPruneCommandPostgres(t *testing.T) {
+	db := pgtest.NewDatabase(t)
+	mustRunCmd(t, "", "migrate", "--db", db)
+	_, recent := oldAndNewAssets(t, db)
+	out, _ := mustRunCmd(t, "", "prune", "--older-than", "168h", "--db", db)
+	if !strings.HasPrefix(out, "deleted 1 assets created before ") {
+		t.Errorf("prune printed %q", out)
+	}
+	if got := storedAssetIDs(t, db); !slices.Equal(got, []string{recent}) {
+		t.Errorf("after prune: %v, want only %s", got, recent)
+	}
+	// The first prune made the partitions of the 7 days before today, the
+	// recent asset's among them: each is wholly before a cutoff of a
+	// second ago, and goes whole.
+	out, _ = mustRunCmd(t, "", "prune", "--older-than", "1s", "--db", db)
+	if !strings.HasPrefix(out, "dropped 7 partitions of about 1 assets, deleted 0 assets created before ") {
+		t.Errorf("the second prune printed %q", out)
+	}
+	if got := storedAssetIDs(t, db); len(got) != 0 {
+		t.Errorf("after the second prune: %v, want none", got)
 	}
 }

@@ -180,6 +180,7 @@ func runServe(ctx context.Context, env *environment, args []string) error {
 		return err
 	}
 	defer st.Close()
+	forecastAtStart(ctx, st, cfg, logger)
 	svc, err := wireServe(ctx, cfg, st, logger, accessLog)
 	if err != nil {
 		return err
@@ -216,3 +217,24 @@ func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 	}
 	return nil, usageError{fmt.Sprintf("--log-format must be json or text, not %q", format)}
 }
+
+// forecastAtStart logs what the retention implies for the write rate of the
+// last hour, and warns when the database's disk would not hold it. It is
+// bounded by forecastTimeout: a slow count must not hold up the start.
+func forecastAtStart(ctx context.Context, st store, cfg serveConfig, logger *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, forecastTimeout)
+	defer cancel()
+	var path string
+	if !isPostgres(*cfg.db.dsn) {
+		path, _ = sqlitePath(*cfg.db.dsn) // checked when the store was opened
+	}
+	f, err := forecastRetention(ctx, st, st.Name(), path, cfg.assetRetention, time.Now())
+	if err != nil {
+		logger.Warn("could not measure the write rate of the last hour for the retention forecast", "err", err)
+		return
+	}
+	f.log(logger)
+}
+
+// forecastTimeout bounds the count of forecastAtStart.
+const forecastTimeout = 10 * time.Second

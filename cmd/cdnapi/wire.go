@@ -35,7 +35,7 @@ type service struct {
 	logger    *slog.Logger
 	listeners listeners
 	status    *health.Evaluator
-	pruner    *retention.Pruner // nil: keep every asset
+	pruner    *retention.Pruner // nil: keep every asset, and make no partitions
 	guard     *guard
 	draining  *atomic.Bool       // read by /readyz
 	drain     drainPolicy        // begin is set by run
@@ -100,7 +100,9 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 	if *cfg.ingest.addr != "" {
 		svc.listeners.ingest = &listener{name: "ingest", addr: *cfg.ingest.addr}
 	}
-	if cfg.assetRetention > 0 {
+	// With every asset kept, a PostgreSQL store still needs its coming
+	// days' partitions made, or every row would land in the default one.
+	if _, partitioned := st.(cdnapi.AssetPartitioner); cfg.assetRetention > 0 || partitioned {
 		svc.pruner = retention.New(st, retention.Config{Retention: cfg.assetRetention, Interval: cfg.pruneInterval, Logger: logger})
 	}
 	if err := svc.listeners.listen(); err != nil {

@@ -47,6 +47,11 @@ func seedPlanData(t *testing.T, s *Store) {
 		assets[i] = asset(fmt.Sprintf("ast_%d", i), fmt.Sprintf("REG%d", i%10), at)
 	}
 	ctx := t.Context()
+	// The assets fill the day partitions of their times, which the plans
+	// merge, and the default partition of a new database.
+	if _, err := s.MakeAssetPartitions(ctx, t0.Add(-n*7*time.Second), t0); err != nil {
+		t.Fatal(err)
+	}
 	if err := storetest.Writer(s).PutFiles(ctx, files); err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +94,7 @@ func TestQueryPlans(t *testing.T) {
 		{"region assets after", listRegionAssetsAfter, "text, timestamptz, text, bigint", []any{"REG3", mid, "ast_15003", 20},
 			"assets_by_region_created", []string{"region >=", "region <=", rowBound}},
 	}
+	parents := indexParents(t, s)
 	conn, err := s.primary.Acquire(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +126,7 @@ func TestQueryPlans(t *testing.T) {
 				if err := json.Unmarshal(raw, &plans); err != nil {
 					t.Fatal(err)
 				}
-				checkPlan(t, plans[0].Plan, tt.index, tt.keyConds)
+				checkPlan(t, plans[0].Plan, parents, tt.index, tt.keyConds)
 				if t.Failed() {
 					t.Logf("plan: %s", raw)
 					return
@@ -138,9 +144,36 @@ func TestQueryPlans(t *testing.T) {
 // rowBound is how EXPLAIN shows the keyset bound as an index condition.
 const rowBound = "ROW(created_at, id) < ROW("
 
-// checkPlan asserts that plan scans index forwards, bounded by every one of
-// keyConds and with no filter, and sorts nothing.
-func checkPlan(t *testing.T, plan planNode, index string, keyConds []string) {
+// indexParents maps the name of every index of s's schema to the name of
+// the partitioned index it is a partition of, or to its own name: the
+// plans of the assets scan each partition's index.
+func indexParents(t *testing.T, s *Store) map[string]string {
+	t.Helper()
+	rows, err := s.primary.Query(t.Context(), `SELECT c.relname, coalesce(p.relname, c.relname)
+		FROM pg_class c LEFT JOIN pg_inherits i ON i.inhrelid = c.oid LEFT JOIN pg_class p ON p.oid = i.inhparent
+		WHERE c.relkind IN ('i', 'I') AND c.relnamespace = current_schema()::regnamespace`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	parents := map[string]string{}
+	for rows.Next() {
+		var name, parent string
+		if err := rows.Scan(&name, &parent); err != nil {
+			t.Fatal(err)
+		}
+		parents[name] = parent
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return parents
+}
+
+// checkPlan asserts that plan scans index forwards (for the assets, the
+// partitions of index, merged in order), bounded by every one of keyConds
+// and with no filter, and sorts nothing.
+func checkPlan(t *testing.T, plan planNode, parents map[string]string, index string, keyConds []string) {
 	t.Helper()
 	scans := 0
 	plan.walk(func(n planNode) {
@@ -149,8 +182,8 @@ func checkPlan(t *testing.T, plan planNode, index string, keyConds []string) {
 			t.Errorf("the plan sorts: %s", n.NodeType)
 		case "Index Scan", "Index Only Scan":
 			scans++
-			if n.IndexName != index {
-				t.Errorf("scans index %s, want %s", n.IndexName, index)
+			if parents[n.IndexName] != index {
+				t.Errorf("scans index %s, a partition of %s, want %s", n.IndexName, parents[n.IndexName], index)
 			}
 			if n.Direction != "Forward" {
 				t.Errorf("scans %s, want Forward", n.Direction)
@@ -163,13 +196,13 @@ func checkPlan(t *testing.T, plan planNode, index string, keyConds []string) {
 			if n.Filter != "" {
 				t.Errorf("the scan filters rows: %s", n.Filter)
 			}
-		case "Limit":
+		case "Limit", "Merge Append":
 		default:
 			t.Errorf("unexpected plan node %s", n.NodeType)
 		}
 	})
-	if scans != 1 {
-		t.Errorf("the plan has %d index scans, want 1", scans)
+	if scans == 0 {
+		t.Error("the plan scans no index")
 	}
 }
 
@@ -229,20 +262,43 @@ func TestDeepPagesReadNoMore(t *testing.T) {
 	}
 }
 
-// The delete of retention finds its batch by walking assets_by_created from
-// the old end, bounded by the cutoff, and deletes by physical address: no
-// sort, no scan of the table. Checked as a custom and as a generic plan.
+// The delete of retention (assets_delete_before, migration 00011) finds
+// its batch by walking each partition's assets_by_created from the old end,
+// bounded by the cutoff and merged, and deletes each partition's share by
+// physical address: no sort, no scan of a table. The selection is checked
+// as a custom and as a generic plan, and the delete of a partition's rows
+// as the TID scan it is.
 func TestDeleteAssetsBeforePlan(t *testing.T) {
 	t.Parallel()
 	s := newStore(t)
 	seedPlanData(t, s)
+	parents := indexParents(t, s)
 	conn, err := s.primary.Acquire(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(t.Context(), "PREPARE prune (timestamptz, bigint) AS "+deleteAssetsBefore); err != nil {
+	// The selection of assets_delete_before, as the function runs it.
+	const pick = `SELECT tableoid, ctid FROM assets WHERE created_at < $1 ORDER BY created_at, id LIMIT $2`
+	if _, err := conn.Exec(t.Context(), "PREPARE prune (timestamptz, bigint) AS "+pick); err != nil {
 		t.Fatal(err)
+	}
+	explain := func(t *testing.T, query string, args ...any) planNode {
+		t.Helper()
+		var raw []byte
+		if err := conn.QueryRow(t.Context(), query, append([]any{pgx.QueryExecModeSimpleProtocol}, args...)...).Scan(&raw); err != nil {
+			t.Fatal(err)
+		}
+		var plans []struct{ Plan planNode }
+		if err := json.Unmarshal(raw, &plans); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Logf("plan: %s", raw)
+			}
+		})
+		return plans[0].Plan
 	}
 	cutoff := t0.Add(-20_000 * 7 * time.Second)
 	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
@@ -250,40 +306,42 @@ func TestDeleteAssetsBeforePlan(t *testing.T) {
 			if _, err := conn.Exec(t.Context(), "SET plan_cache_mode = "+mode); err != nil {
 				t.Fatal(err)
 			}
-			var raw []byte
-			err := conn.QueryRow(t.Context(), "EXPLAIN (FORMAT JSON) EXECUTE prune ($1, $2)",
-				pgx.QueryExecModeSimpleProtocol, cutoff, 1000).Scan(&raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var plans []struct{ Plan planNode }
-			if err := json.Unmarshal(raw, &plans); err != nil {
-				t.Fatal(err)
-			}
-			var indexScans, tidScans int
-			plans[0].Plan.walk(func(n planNode) {
+			indexScans := 0
+			explain(t, "EXPLAIN (FORMAT JSON) EXECUTE prune ($1, $2)", cutoff, 1000).walk(func(n planNode) {
 				switch n.NodeType {
-				case "ModifyTable", "Limit":
+				case "Limit", "Merge Append", "Append", "Result":
 				case "Index Scan", "Index Only Scan":
 					indexScans++
-					if n.IndexName != "assets_by_created" || n.Direction != "Backward" || !strings.Contains(n.IndexCond, "created_at <") {
-						t.Errorf("%s of %s %s, Index Cond %q; want a backward scan of assets_by_created bounded by created_at <",
+					if parents[n.IndexName] != "assets_by_created" || n.Direction != "Backward" || !strings.Contains(n.IndexCond, "created_at <") {
+						t.Errorf("%s of %s %s, Index Cond %q; want a backward scan of a partition of assets_by_created bounded by created_at <",
 							n.NodeType, n.IndexName, n.Direction, n.IndexCond)
 					}
-				case "Tid Scan":
-					tidScans++
 				default:
 					t.Errorf("unexpected plan node %s", n.NodeType)
 				}
 			})
-			if indexScans != 1 || tidScans != 1 {
-				t.Errorf("the plan has %d index scans and %d TID scans, want one of each", indexScans, tidScans)
-			}
-			if t.Failed() {
-				t.Logf("plan: %s", raw)
+			if indexScans == 0 {
+				t.Error("the selection scans no index")
 			}
 		})
 	}
+	t.Run("delete", func(t *testing.T) {
+		tids := 0
+		part := "assets_p" + utcDay(cutoff).Format("20060102") // holds rows
+		explain(t, "EXPLAIN (FORMAT JSON) DELETE FROM "+part+" WHERE ctid = ANY ($1) AND created_at < $2",
+			[]string{"(0,1)", "(0,2)"}, cutoff).walk(func(n planNode) {
+			switch n.NodeType {
+			case "ModifyTable":
+			case "Tid Scan":
+				tids++
+			default:
+				t.Errorf("unexpected plan node %s", n.NodeType)
+			}
+		})
+		if tids != 1 {
+			t.Errorf("the delete has %d TID scans, want 1", tids)
+		}
+	})
 }
 
 // The read of Ping walks each list's index for one row: no sort, and no
@@ -303,6 +361,7 @@ func TestProbePlan(t *testing.T) {
 	if err := json.Unmarshal(raw, &plans); err != nil {
 		t.Fatal(err)
 	}
+	indexParents := indexParents(t, s)
 	indexes := map[string]bool{}
 	plans[0].Plan.walk(func(n planNode) {
 		switch n.NodeType {
@@ -313,7 +372,7 @@ func TestProbePlan(t *testing.T) {
 				t.Errorf("the probe's plan scans all of %s", n.Relation)
 			}
 		case "Index Scan", "Index Only Scan":
-			indexes[n.IndexName] = true
+			indexes[indexParents[n.IndexName]] = true
 		}
 	})
 	for _, want := range []string{"files_by_project_created", "assets_by_created"} {

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -239,4 +240,25 @@ func unanswered(ctx context.Context, err error) bool {
 	}
 	// No error from the server: refused, reset, closed, timed out dialling.
 	return true
+}
+
+// countAssetsSince counts, newest first, up to $2 assets created at or after
+// $1: a walk of assets_by_created's partitions that stops at the limit.
+const countAssetsSince = `SELECT count(*), min(created_at) FROM (
+	SELECT created_at FROM assets WHERE created_at >= $1
+	ORDER BY created_at DESC, id DESC LIMIT $2) newest`
+
+// CountAssetsSince counts the assets created at or after since, up to
+// limit, on the primary, and returns the count and the oldest created_at
+// counted.
+func (s *Store) CountAssetsSince(ctx context.Context, since time.Time, limit int) (int, time.Time, error) {
+	var n int
+	var oldest *time.Time
+	if err := s.primary.QueryRow(ctx, countAssetsSince, secondBefore(since), limit).Scan(&n, &oldest); err != nil {
+		return 0, time.Time{}, fmt.Errorf("postgres: count assets: %w", err)
+	}
+	if oldest == nil {
+		return 0, time.Time{}, nil
+	}
+	return n, oldest.UTC(), nil
 }

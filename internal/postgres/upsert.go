@@ -9,10 +9,13 @@ import (
 // DO UPDATE from unnest arrays or from a staging table, and what the COPY
 // paths need around them. It only builds SQL; the batcher runs it.
 type upsert struct {
-	table   string
-	key     string   // the conflict column
-	columns []string // key first
-	types   []string // the SQL types of columns, for unnest's arrays
+	table string
+	key   string // the column that identifies a row
+	// conflict is the unique key ON CONFLICT names: key, unless the
+	// table's unique keys must hold its partition key too (assets).
+	conflict string
+	columns  []string // key first
+	types    []string // the SQL types of columns, for unnest's arrays
 }
 
 var (
@@ -23,10 +26,11 @@ var (
 		types:   []string{"text", "text", "timestamptz", "text", "bigint", "text"},
 	}
 	assetUpsert = upsert{
-		table:   "assets",
-		key:     "id",
-		columns: []string{"id", "created_at", "path", "bytes", "cache_status", "region"},
-		types:   []string{"text", "timestamptz", "text", "bigint", "text", "text"},
+		table:    "assets",
+		key:      "id",
+		conflict: "id, created_at",
+		columns:  []string{"id", "created_at", "path", "bytes", "cache_status", "region"},
+		types:    []string{"text", "timestamptz", "text", "bigint", "text", "text"},
 	}
 	regionUpsert = upsert{
 		table:   "regions",
@@ -46,8 +50,12 @@ func (u *upsert) onConflict() string {
 		old = append(old, u.table+"."+c)
 		new = append(new, "excluded."+c)
 	}
+	conflict := u.conflict
+	if conflict == "" {
+		conflict = u.key
+	}
 	return fmt.Sprintf(" ON CONFLICT (%s) DO UPDATE SET %s WHERE (%s) IS DISTINCT FROM (%s)",
-		u.key, strings.Join(set, ", "), strings.Join(old, ", "), strings.Join(new, ", "))
+		conflict, strings.Join(set, ", "), strings.Join(old, ", "), strings.Join(new, ", "))
 }
 
 // unnestStatement upserts the rows given as one array parameter per column.

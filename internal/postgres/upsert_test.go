@@ -62,8 +62,13 @@ func TestCopyDirectFallsBack(t *testing.T) {
 		wantDirect, wantConflict bool
 	}{
 		{name: "new keys", directLeft: maxDirectCopies, wantDirect: true},
-		{name: "first key exists", before: putAsset("b_0000"), directLeft: maxDirectCopies, wantConflict: true},
-		{name: "last key exists", before: putAsset(fmt.Sprintf("b_%04d", copyThreshold-1)), directLeft: maxDirectCopies, wantConflict: true},
+		{name: "first key exists", before: putAsset("b_0000", t0), directLeft: maxDirectCopies, wantConflict: true},
+		{name: "last key exists", before: putAsset(fmt.Sprintf("b_%04d", copyThreshold-1), t0.Add((copyThreshold-1)*time.Second)),
+			directLeft: maxDirectCopies, wantConflict: true},
+		// An ID at another time is another row of the partitioned table:
+		// it is deleted before the COPY, which then meets no key.
+		{name: "last ID exists at another time", before: putAsset(fmt.Sprintf("b_%04d", copyThreshold-1), t0.Add(-time.Hour)),
+			directLeft: maxDirectCopies, wantDirect: true},
 		{name: "no savepoints left", directLeft: 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -108,10 +113,10 @@ func TestCopyDirectFallsBack(t *testing.T) {
 
 // putAsset returns a before of TestCopyDirectFallsBack that commits an
 // asset with id on a connection of its own.
-func putAsset(id string) func(ctx context.Context, s *Store) error {
+func putAsset(id string, at time.Time) func(ctx context.Context, s *Store) error {
 	return func(ctx context.Context, s *Store) error {
 		_, err := s.primary.Exec(ctx, `INSERT INTO assets (id, created_at, path, bytes, cache_status, region)
-			VALUES ($1, $2, '/old', 1, 'HIT', 'FRA1')`, id, t0)
+			VALUES ($1, $2, '/old', 1, 'HIT', 'FRA1')`, id, at)
 		return err
 	}
 }

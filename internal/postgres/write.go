@@ -89,8 +89,23 @@ func (b *batcher) PutFiles(ctx context.Context, files []cdnapi.File) error {
 		})
 }
 
-// PutAssets upserts assets by ID.
+// PutAssets upserts assets by ID. The table's unique key is (id,
+// created_at), as its partitioning requires, so an ID written again at
+// another time would make a second row: the rows of these IDs at other
+// times are deleted first. That costs a probe of each partition's primary
+// key per asset, and finds nothing for new assets.
 func (b *batcher) PutAssets(ctx context.Context, assets []cdnapi.Asset) error {
+	keep := lastByKey(len(assets), func(i int) string { return assets[i].ID })
+	for start := 0; start < len(keep); start += unnestChunk {
+		part := keep[start:min(start+unnestChunk, len(keep))]
+		ids, times := make([]string, len(part)), make([]time.Time, len(part))
+		for i, k := range part {
+			ids[i], times[i] = assets[k].ID, wholeSecondUTC(assets[k].CreatedAt)
+		}
+		if _, err := b.tx.Exec(ctx, deleteAssetsElsewhen, ids, times); err != nil {
+			return err
+		}
+	}
 	return b.upsert(ctx, &assetUpsert, len(assets),
 		func(i int) string { return assets[i].ID },
 		func(i int) []any {
@@ -180,17 +195,19 @@ func columnOf[T any](rows [][]any, c int) []T {
 	return col
 }
 
+// deleteAssetsElsewhen deletes the rows of the IDs in $1 whose time is
+// not the one beside it in $2.
+const deleteAssetsElsewhen = `DELETE FROM assets a
+	USING unnest($1::text[], $2::timestamptz[]) AS w(id, created_at)
+	WHERE a.id = w.id AND a.created_at <> w.created_at`
+
 // deleteAssetsBefore deletes the oldest assets created before $1, up to $2
-// of them. The subquery walks assets_by_created backwards from its old end
-// and hands the rows' physical addresses (ctid) to a TID scan, so a batch
-// costs its own rows. The repeated created_at test guards against an
-// upsert that renewed a row after the subquery saw it: the DELETE re-checks
-// its conditions on the newest version of the row.
-const deleteAssetsBefore = `DELETE FROM assets
-	WHERE ctid = ANY (ARRAY(
-		SELECT ctid FROM assets WHERE created_at < $1
-		ORDER BY created_at, id LIMIT $2))
-	AND created_at < $1`
+// of them, with the function of migration 00011: it picks them in the
+// list's order over every partition and deletes each partition's share by
+// physical address (a ctid names a row only within one partition). One
+// statement joining the table to its oldest rows would let the planner hash
+// the join, reading every partition whole (TestDeleteAssetsBeforePlan).
+const deleteAssetsBefore = `SELECT assets_delete_before($1, $2)`
 
 // DeleteAssetsBefore deletes up to limit assets created before cutoff,
 // oldest first, in one statement (one transaction) on the primary, and
@@ -200,11 +217,11 @@ func (s *Store) DeleteAssetsBefore(ctx context.Context, cutoff time.Time, limit 
 	if limit < 1 {
 		return 0, fmt.Errorf("postgres: delete assets: limit %d is below 1", limit)
 	}
-	tag, err := s.primary.Exec(ctx, deleteAssetsBefore, secondBefore(cutoff), limit)
-	if err != nil {
+	var n int64
+	if err := s.primary.QueryRow(ctx, deleteAssetsBefore, secondBefore(cutoff), limit).Scan(&n); err != nil {
 		return 0, fmt.Errorf("postgres: delete assets before %s: %w", cutoff.UTC().Format(time.RFC3339Nano), err)
 	}
-	return int(tag.RowsAffected()), nil
+	return int(n), nil
 }
 
 // secondBefore returns the whole second s such that a stored time (whole

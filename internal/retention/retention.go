@@ -1,11 +1,15 @@
 // Package retention keeps assets for a limited time. Assets are the
 // recently requested ones; once older than the retention period they are
 // deleted, a small batch at a time, so that pruning a backlog of millions
-// never holds the store's write lock for long. Files are never pruned.
+// never holds the store's write lock for long. On an engine that keeps
+// its assets in partitions by time (cdnapi.AssetPartitioner: PostgreSQL),
+// the partitions that expired whole are dropped first, and the coming
+// days' partitions are made ahead. Files are never pruned.
 package retention
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -47,10 +51,50 @@ func Cutoff(now time.Time, retention time.Duration) time.Time {
 	return now.Add(-retention).UTC().Truncate(time.Second)
 }
 
-// Prune deletes every asset created before cutoff, in batches with a pause
-// between them, and returns how many it deleted. It stops early, returning
-// the count so far and the error, when a batch fails or ctx ends.
-func Prune(ctx context.Context, st Store, cutoff time.Time, opts Options) (int, error) {
+// Result is what one Prune did.
+type Result struct {
+	// Deleted is how many assets were deleted row by row.
+	Deleted int
+	// Partitions is how many partitions were dropped whole, on an engine
+	// that keeps its assets in partitions by time (cdnapi.AssetPartitioner).
+	Partitions int
+	// PartitionAssets is the engine's estimate of the assets the dropped
+	// partitions held: a DROP counts nothing.
+	PartitionAssets int64
+}
+
+// Prune deletes every asset created before cutoff. On an engine that keeps
+// its assets in partitions by time it first drops each partition that holds
+// only assets before cutoff, which costs the same at any size; then it
+// deletes the rest (those of the partition that straddles the cutoff, or of
+// the one table of an engine without partitions) in batches with a pause
+// between them. It stops early, returning what it did so far and the
+// error, when a step fails or ctx ends. A partition that could not be
+// dropped (its table stayed locked) is an error, after its assets were
+// deleted row by row all the same: retention holds either way.
+func Prune(ctx context.Context, st Store, cutoff time.Time, opts Options) (Result, error) {
+	var r Result
+	var dropErr error
+	if p, ok := st.(cdnapi.AssetPartitioner); ok {
+		r.Partitions, r.PartitionAssets, dropErr = p.DropAssetPartitionsBefore(ctx, cutoff)
+		if dropErr != nil {
+			dropErr = fmt.Errorf("retention: drop partitions before %s: %w", cutoff.Format(time.RFC3339), dropErr)
+			if ctx.Err() != nil {
+				return r, dropErr
+			}
+		}
+	}
+	n, err := deleteInBatches(ctx, st.DeleteAssetsBefore, cutoff, opts)
+	r.Deleted = n
+	if err != nil {
+		err = fmt.Errorf("retention: delete assets before %s: %w", cutoff.Format(time.RFC3339), err)
+	}
+	return r, errors.Join(dropErr, err)
+}
+
+// deleteInBatches calls del until a batch deletes fewer than the batch
+// size, with a pause between batches, and returns how many rows it deleted.
+func deleteInBatches(ctx context.Context, del func(ctx context.Context, cutoff time.Time, limit int) (int, error), cutoff time.Time, opts Options) (int, error) {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = DefaultBatchSize
 	}
@@ -59,10 +103,10 @@ func Prune(ctx context.Context, st Store, cutoff time.Time, opts Options) (int, 
 	}
 	total := 0
 	for {
-		n, err := st.DeleteAssetsBefore(ctx, cutoff, opts.BatchSize)
+		n, err := del(ctx, cutoff, opts.BatchSize)
 		total += n
 		if err != nil {
-			return total, fmt.Errorf("retention: delete assets before %s: %w", cutoff.Format(time.RFC3339), err)
+			return total, err
 		}
 		if n < opts.BatchSize {
 			return total, nil // nothing older is left
@@ -75,9 +119,31 @@ func Prune(ctx context.Context, st Store, cutoff time.Time, opts Options) (int, 
 	}
 }
 
+// PartitionsAhead is how far ahead of now a Pruner keeps the partitions of
+// an engine that has them made: two days, so that a day's partition exists
+// a day before its first row, and a Pruner that stops for a day leaves no
+// row in the default partition.
+const PartitionsAhead = 48 * time.Hour
+
+// MakePartitions makes, on an engine that keeps its assets in partitions by
+// time, the partitions from cutoff to PartitionsAhead after now that do not
+// exist yet, and returns how many it made. On another engine it does
+// nothing.
+func MakePartitions(ctx context.Context, st Store, cutoff, now time.Time) (int, error) {
+	p, ok := st.(cdnapi.AssetPartitioner)
+	if !ok {
+		return 0, nil
+	}
+	n, err := p.MakeAssetPartitions(ctx, cutoff, now.Add(PartitionsAhead))
+	if err != nil {
+		err = fmt.Errorf("retention: make partitions: %w", err)
+	}
+	return n, err
+}
+
 // Config configures a Pruner.
 type Config struct {
-	// Retention is how long assets are kept; it must be positive.
+	// Retention is how long assets are kept; 0 keeps every asset.
 	Retention time.Duration
 	// Interval is the time between two runs; DefaultInterval when 0.
 	Interval time.Duration
@@ -97,11 +163,12 @@ type Pruner struct {
 	cfg   Config
 }
 
-// New returns a Pruner of st. It panics if cfg.Retention is not positive:
-// a retention of 0 means keeping everything, which is running no Pruner.
+// New returns a Pruner of st. A cfg.Retention of 0 keeps every asset: the
+// Pruner then only makes the partitions ahead of now, on an engine that has
+// them, and deletes nothing. It panics if cfg.Retention is negative.
 func New(st Store, cfg Config) *Pruner {
-	if cfg.Retention <= 0 {
-		panic("retention: New with a retention that is not positive")
+	if cfg.Retention < 0 {
+		panic("retention: New with a negative retention")
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultInterval
@@ -146,24 +213,28 @@ const HistoryRetention = cdnapi.UptimeLongWindow
 // PruneHistory deletes the status history made before cutoff, in batches
 // like Prune, and returns how many rows it deleted.
 func PruneHistory(ctx context.Context, st HistoryStore, cutoff time.Time, opts Options) (int, error) {
-	n, err := Prune(ctx, historyAsAssets{st}, cutoff, opts)
+	n, err := deleteInBatches(ctx, st.DeleteHistoryBefore, cutoff, opts)
 	if err != nil {
-		err = fmt.Errorf("retention: status history: %w", err)
+		err = fmt.Errorf("retention: status history: delete before %s: %w", cutoff.Format(time.RFC3339), err)
 	}
 	return n, err
 }
 
-// historyAsAssets lets Prune's batching run over the history.
-type historyAsAssets struct{ h HistoryStore }
-
-func (a historyAsAssets) DeleteAssetsBefore(ctx context.Context, cutoff time.Time, limit int) (int, error) {
-	return a.h.DeleteHistoryBefore(ctx, cutoff, limit)
-}
-
 // RunOnce deletes the assets that are older than the retention period now,
 // and the status history older than HistoryRetention when the store keeps
-// one, logs what it did, and returns how many assets it deleted.
-func (p *Pruner) RunOnce(ctx context.Context) int {
+// one, logs what it did, and returns what it did. On an engine that keeps
+// its assets in partitions by time, it first makes the partitions from the
+// cutoff to PartitionsAhead from now that do not exist yet.
+func (p *Pruner) RunOnce(ctx context.Context) Result {
+	if p.cfg.Retention == 0 {
+		now := p.cfg.Now()
+		if n, err := MakePartitions(ctx, p.store, now, now); err != nil && ctx.Err() == nil {
+			p.cfg.Logger.Error("making asset partitions failed", "made", n, "err", err)
+		} else if n > 0 {
+			p.cfg.Logger.Info("made asset partitions", "made", n, "until", now.Add(PartitionsAhead).UTC().Format(time.RFC3339))
+		}
+		return Result{}
+	}
 	if h, ok := p.store.(HistoryStore); ok {
 		cutoff := Cutoff(p.cfg.Now(), HistoryRetention)
 		switch n, err := PruneHistory(ctx, h, cutoff, p.cfg.Options); {
@@ -173,20 +244,30 @@ func (p *Pruner) RunOnce(ctx context.Context) int {
 			p.cfg.Logger.Info("pruned status history", "deleted", n, "before", cutoff.Format(time.RFC3339))
 		}
 	}
-	cutoff := Cutoff(p.cfg.Now(), p.cfg.Retention)
+	now := p.cfg.Now()
+	cutoff := Cutoff(now, p.cfg.Retention)
+	switch n, err := MakePartitions(ctx, p.store, cutoff, now); {
+	case err != nil && ctx.Err() == nil:
+		p.cfg.Logger.Error("making asset partitions failed", "made", n, "err", err)
+	case n > 0:
+		p.cfg.Logger.Info("made asset partitions", "made", n, "until", now.Add(PartitionsAhead).UTC().Format(time.RFC3339))
+	}
 	start := time.Now()
-	n, err := Prune(ctx, p.store, cutoff, p.cfg.Options)
+	r, err := Prune(ctx, p.store, cutoff, p.cfg.Options)
+	took := time.Since(start).Round(time.Millisecond).String()
 	switch {
 	case err != nil && ctx.Err() != nil:
 		// Shutting down: not a fault.
-		p.cfg.Logger.Info("asset pruning stopped", "deleted", n)
+		p.cfg.Logger.Info("asset pruning stopped", "deleted", r.Deleted, "partitions_dropped", r.Partitions)
 	case err != nil:
-		p.cfg.Logger.Error("asset pruning failed", "deleted", n, "err", err)
-	case n > 0:
-		p.cfg.Logger.Info("pruned assets", "deleted", n, "before", cutoff.Format(time.RFC3339),
-			"duration", time.Since(start).Round(time.Millisecond).String())
+		p.cfg.Logger.Error("asset pruning failed", "deleted", r.Deleted, "partitions_dropped", r.Partitions, "err", err)
+	case r.Partitions > 0:
+		p.cfg.Logger.Info("pruned assets", "deleted", r.Deleted, "partitions_dropped", r.Partitions,
+			"partition_assets_estimate", r.PartitionAssets, "before", cutoff.Format(time.RFC3339), "duration", took)
+	case r.Deleted > 0:
+		p.cfg.Logger.Info("pruned assets", "deleted", r.Deleted, "before", cutoff.Format(time.RFC3339), "duration", took)
 	default:
 		p.cfg.Logger.Debug("no assets to prune", "before", cutoff.Format(time.RFC3339))
 	}
-	return n
+	return r
 }

@@ -108,7 +108,8 @@ func TestPruneWhileReading(t *testing.T) {
 
 			// Small batches with a pause make many transactions, so the
 			// walks interleave with the deletes.
-			n, err := retention.Prune(t.Context(), st, cutoff, retention.Options{BatchSize: 50, Pause: time.Millisecond})
+			r, err := retention.Prune(t.Context(), st, cutoff, retention.Options{BatchSize: 50, Pause: time.Millisecond})
+			n := r.Deleted
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,8 +127,8 @@ func TestPruneWhileReading(t *testing.T) {
 			if got := allAssets(t, st); !reflect.DeepEqual(got, kept) {
 				t.Errorf("%d assets left, want exactly the %d created at or after the cutoff", len(got), len(kept))
 			}
-			if n, err := retention.Prune(t.Context(), st, cutoff, retention.Options{}); n != 0 || err != nil {
-				t.Errorf("a second Prune deleted %d (%v), want 0", n, err)
+			if r, err := retention.Prune(t.Context(), st, cutoff, retention.Options{}); r.Deleted != 0 || r.Partitions != 0 || err != nil {
+				t.Errorf("a second Prune = %+v (%v), want nothing done", r, err)
 			}
 		})
 	}
@@ -190,8 +191,8 @@ func TestPrunerRunOnce(t *testing.T) {
 		Logger:    slog.New(slog.NewTextHandler(&logs, nil)),
 		Now:       func() time.Time { return now },
 	})
-	if n := p.RunOnce(t.Context()); n != want {
-		t.Errorf("RunOnce deleted %d, want %d", n, want)
+	if r := p.RunOnce(t.Context()); r.Deleted != want {
+		t.Errorf("RunOnce deleted %d, want %d", r.Deleted, want)
 	}
 	if line := fmt.Sprintf("deleted=%d", want); !strings.Contains(logs.String(), line) {
 		t.Errorf("log %q lacks %q", logs.String(), line)
@@ -261,5 +262,59 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// On PostgreSQL, a Pruner's run makes the partitions from the cutoff to
+// PartitionsAhead after now, moving into them the rows that waited in the
+// default partition, and drops the days that expired whole; with a
+// retention of 0 it only makes the coming days' partitions and deletes
+// nothing. The lists show the same assets throughout.
+func TestPrunerKeepsPartitions(t *testing.T) {
+	st, assets := openStore(t, func(tb testing.TB) cdnapi.Store { return teststore.Postgres(tb) }, 2000) // the week before storetest.Epoch
+	p := st.(cdnapi.AssetPartitioner)
+	ctx := t.Context()
+	now := storetest.Epoch.Add(30 * time.Minute)
+	keep := 72 * time.Hour
+	cutoff := retention.Cutoff(now, keep)
+
+	// Retention off: the partitions ahead of the clock, nothing deleted.
+	off := retention.New(st, retention.Config{Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return now }})
+	if r := off.RunOnce(ctx); r != (retention.Result{}) {
+		t.Errorf("RunOnce with retention 0 = %+v, want nothing pruned", r)
+	}
+	if n, err := p.MakeAssetPartitions(ctx, now, now.Add(retention.PartitionsAhead)); err != nil || n != 0 {
+		t.Errorf("after a run with retention 0, %d partitions ahead were missing (%v)", n, err)
+	}
+	if got := len(allAssets(t, st)); got != len(assets) {
+		t.Fatalf("retention 0 left %d of %d assets", got, len(assets))
+	}
+
+	var logs bytes.Buffer
+	pr := retention.New(st, retention.Config{Retention: keep, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Now: func() time.Time { return now }, Options: retention.Options{Pause: time.Millisecond}})
+	pr.RunOnce(ctx) // makes the days from the cutoff on; the days before are in the default partition
+	if n, err := p.MakeAssetPartitions(ctx, cutoff, now.Add(retention.PartitionsAhead)); err != nil || n != 0 {
+		t.Errorf("after a run, %d partitions from the cutoff on were missing (%v)", n, err)
+	}
+	var kept []cdnapi.Asset
+	for _, a := range assets {
+		if !a.CreatedAt.Before(cutoff) {
+			kept = append(kept, a)
+		}
+	}
+	storetest.SortAssets(kept)
+	if got := allAssets(t, st); !reflect.DeepEqual(got, kept) {
+		t.Errorf("%d assets left, want the %d at or after the cutoff", len(got), len(kept))
+	}
+	// A day later, the day that straddled the cutoff has expired whole:
+	// it is dropped, not deleted row by row.
+	now = now.Add(24 * time.Hour)
+	r := pr.RunOnce(ctx)
+	if r.Partitions < 1 {
+		t.Errorf("a day later, RunOnce = %+v; want the expired day's partition dropped; log:\n%s", r, logs.String())
+	}
+	if !strings.Contains(logs.String(), "partitions_dropped=") {
+		t.Errorf("the log does not say partitions were dropped:\n%s", logs.String())
 	}
 }

@@ -86,7 +86,7 @@ func TestPrunerWaitsForALongWriter(t *testing.T) {
 	ctx := sqlite.WithWaitNotice(t.Context(), func(msg string) { logger.Info(msg) })
 	p := retention.New(serve, retention.Config{Retention: time.Nanosecond, Logger: logger})
 	pruned := make(chan int, 1)
-	go func() { pruned <- p.RunOnce(ctx) }()
+	go func() { pruned <- p.RunOnce(ctx).Deleted }()
 
 	time.Sleep(1500 * time.Millisecond) // well past the busy timeout
 	select {

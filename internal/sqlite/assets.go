@@ -112,3 +112,28 @@ func secondsBefore(t time.Time) int64 {
 	}
 	return s
 }
+
+// countAssetsSince counts, newest first, up to the limit, the assets created
+// at or after a time: a backward walk of the table's clustered key that
+// stops at the limit.
+const countAssetsSince = `SELECT count(*), min(created_at) FROM (
+	SELECT created_at FROM assets WHERE created_at >= ?
+	ORDER BY created_at DESC, id DESC LIMIT ?)`
+
+// CountAssetsSince counts the assets created at or after since, up to
+// limit, and returns the count and the oldest created_at counted.
+func (s *Store) CountAssetsSince(ctx context.Context, since time.Time, limit int) (int, time.Time, error) {
+	var n int
+	var oldest sql.NullInt64
+	s2 := since.Unix()
+	if since.Nanosecond() > 0 {
+		s2++ // a stored second at or after since
+	}
+	if err := s.queryRow(ctx, countAssetsSince, []any{s2, limit}, &n, &oldest); err != nil {
+		return 0, time.Time{}, fmt.Errorf("sqlite: count assets: %w", err)
+	}
+	if !oldest.Valid {
+		return 0, time.Time{}, nil
+	}
+	return n, time.Unix(oldest.Int64, 0).UTC(), nil
+}

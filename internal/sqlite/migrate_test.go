@@ -287,7 +287,7 @@ func TestMigrationRebuildsEvents(t *testing.T) {
 		if err := s.AddWebhook(ctx, hook); err != nil {
 			return err
 		}
-		// Inserted as UpdateIncident did at this version, before 00015's
+		// Inserted as UpdateIncident did at this version, before 00014's
 		// updated_at; the trigger writes the events.
 		for _, c := range []string{"API", "Storage"} {
 			if _, err := s.write.ExecContext(ctx, `INSERT INTO incidents (id, component, status, severity, started_at)

@@ -51,6 +51,9 @@ const (
 	opLogPositions
 	opDeleteLogPosition
 	opFileStamps
+	opMakeAssetPartitions
+	opDropAssetPartitions
+	opCountAssetsSince
 	numOps
 )
 
@@ -66,6 +69,7 @@ var opNames = [numOps]string{
 	"list_incidents", "incidents_since", "delete_history_before",
 	"log_position", "log_positions", "delete_log_position",
 	"file_stamps",
+	"make_asset_partitions", "drop_asset_partitions", "count_assets_since",
 }
 
 // Measure returns st with every call recorded in reg, and registers there
@@ -93,7 +97,37 @@ func Wrap(st cdnapi.Engine, m *Metrics) cdnapi.Engine {
 			m.errors.WithLabelValues(engine, name, kind)
 		}
 	}
+	if p, ok := st.(cdnapi.AssetPartitioner); ok {
+		return &measuredPartitions{s, p}
+	}
 	return s
+}
+
+// measuredPartitions is a measured engine that keeps its assets in
+// partitions: the wrapper has the methods only when the engine has them,
+// so that retention, which asks, finds what the engine does.
+type measuredPartitions struct {
+	*measured
+	parts cdnapi.AssetPartitioner
+}
+
+func (s *measured) CountAssetsSince(ctx context.Context, since time.Time, limit int) (int, time.Time, error) {
+	start := time.Now()
+	n, oldest, err := s.inner.CountAssetsSince(ctx, since, limit)
+	s.done(opCountAssetsSince, start, err)
+	return n, oldest, err
+}
+
+func (s *measuredPartitions) MakeAssetPartitions(ctx context.Context, from, to time.Time) (int, error) {
+	return measure(s.measured, opMakeAssetPartitions, func() (int, error) { return s.parts.MakeAssetPartitions(ctx, from, to) })
+}
+
+func (s *measuredPartitions) DropAssetPartitionsBefore(ctx context.Context, cutoff time.Time) (int, int64, error) {
+	start := time.Now()
+	n, rows, err := s.parts.DropAssetPartitionsBefore(ctx, cutoff)
+	s.done(opDropAssetPartitions, start, err)
+	s.m.deleted.WithLabelValues(s.engine, "assets").Add(float64(rows))
+	return n, rows, err
 }
 
 func (s *measured) done(o op, start time.Time, err error) {

@@ -91,3 +91,39 @@ func testDeleteAssetsBefore(t *testing.T, s cdnapi.Store) {
 		t.Errorf("pruning assets changed the files: %s", d)
 	}
 }
+
+// testCountAssetsSince counts the newest assets from a time on, up to a
+// limit, as serve's start-up forecast of retention does: the count and the
+// oldest time counted, an asset at the time itself included.
+func testCountAssetsSince(t *testing.T, s cdnapi.Store) {
+	c, ok := s.(cdnapi.AssetCounter)
+	if !ok {
+		t.Skip("the store does not count assets")
+	}
+	ctx := t.Context()
+	if n, oldest, err := c.CountAssetsSince(ctx, Epoch.AddDate(0, 0, -30), 10); err != nil || n != 0 || !oldest.IsZero() {
+		t.Errorf("CountAssetsSince on an empty store = %d, %v, %v; want 0 and a zero time", n, oldest, err)
+	}
+	assets := Assets(200, RegionCodes(Regions()), 61)
+	putAssets(t, s, assets)
+	newest := sortedAssets(assets)
+	since := newest[80].CreatedAt
+	want := 0
+	for _, a := range assets {
+		if !a.CreatedAt.Before(since) {
+			want++
+		}
+	}
+	n, oldest, err := c.CountAssetsSince(ctx, since, 1000)
+	if err != nil || n != want || !oldest.Equal(since) {
+		t.Errorf("CountAssetsSince(%s) = %d, %v, %v; want %d from %v", since, n, oldest, err, want, since)
+	}
+	n, oldest, err = c.CountAssetsSince(ctx, since.Add(-500*time.Millisecond), 1000)
+	if err != nil || n != want {
+		t.Errorf("CountAssetsSince half a second before = %d, %v, %v; want %d", n, oldest, err, want)
+	}
+	n, oldest, err = c.CountAssetsSince(ctx, since, 10)
+	if err != nil || n != 10 || !oldest.Equal(newest[9].CreatedAt) {
+		t.Errorf("CountAssetsSince(limit 10) = %d, %v, %v; want 10 from %v", n, oldest, err, newest[9].CreatedAt)
+	}
+}

@@ -11,7 +11,9 @@
 // interface's types cannot: the list orders (IDs compare byte-wise),
 // keyset paging without duplicates or skips, whole-second UTC times,
 // upserts, all-or-nothing batches and transactions, isolation of a Write
-// under way, batched pruning of assets, log positions moved by
+// under way, batched pruning of assets, paging and pruning across the
+// partitions by time of an engine that has them (and a row written before
+// its partition exists), log positions moved by
 // compare-and-set with the rows they cover, and errors rather than panics
 // once the store is closed.
 package storetest
@@ -63,6 +65,9 @@ func Run(t *testing.T, newStore func(t *testing.T) cdnapi.Store) {
 		{"WriteIsolated", testWriteIsolated},
 		{"WriteConcurrent", testWriteConcurrent},
 		{"DeleteAssetsBefore", testDeleteAssetsBefore},
+		{"PagingAcrossPartitions", testPagingAcrossPartitions},
+		{"AssetWithoutPartition", testAssetWithoutPartition},
+		{"CountAssetsSince", testCountAssetsSince},
 		{"SetRegionStatus", testSetRegionStatus},
 		{"RegionStatusUntil", testRegionStatusUntil},
 		{"Closed", testClosed},
