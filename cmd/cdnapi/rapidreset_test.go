@@ -337,4 +337,3 @@ func BenchmarkRapidReset(b *testing.B) {
 			conns, pairs, path, attackKey != "", rate, sent, elapsed.Round(time.Millisecond), ran, answers, cpu, ends, quiet.p99, attacked.p99)
 	}
 }
-
