@@ -14,9 +14,9 @@ import (
 	"time"
 )
 
-// eicar is the EICAR anti-virus test file, the 68 bytes every scanner
-// reports without being dangerous (clamdtest.EICAR).
-const eicar = `X5O!P%@AP[4\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*`
+// EICAR is the EICAR anti-virus test file, the 68 bytes every scanner
+// reports without being dangerous: the one signature of WriteTestDatabase.
+const EICAR = `X5O!P%@AP[4\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*`
 
 // eicarSignature names EICAR in the database of WriteTestDatabase. clamd
 // reports it with ".UNOFFICIAL" appended, as it does every signature that
@@ -49,7 +49,7 @@ const testDBFunctionality = 60
 // "daily.", and skips the RSA signatures of .cud and .info files, which is
 // what lets a test build one.
 func WriteTestDatabase(dir string, built time.Time, version int) error {
-	hdb := []byte(fmt.Sprintf("%x:%d:%s\n", md5.Sum([]byte(eicar)), len(eicar), eicarSignature))
+	hdb := []byte(fmt.Sprintf("%x:%d:%s\n", md5.Sum([]byte(EICAR)), len(EICAR), eicarSignature))
 	if built.IsZero() {
 		return writeFile(dir, "test.hdb", hdb)
 	}

@@ -25,8 +25,8 @@ import (
 )
 
 // EICAR is the EICAR anti-virus test file: harmless, and reported by every
-// scanner, here by the database that Start writes.
-const EICAR = `X5O!P%@AP[4\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*`
+// scanner, here by the database that Start writes (clamd.EICAR).
+const EICAR = clamd.EICAR
 
 // EICARSignature is what clamd reports finding in EICAR with that database:
 // clamd appends ".UNOFFICIAL" to signatures from an unsigned database.

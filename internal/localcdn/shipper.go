@@ -74,14 +74,7 @@ func (c *CDN) startShippers(ctx context.Context, a Addrs, say func(string, ...an
 			Env: []string{"CDNAPI_EDGE_LOG=" + e.Log, "CDNAPI_INGEST_URL=http://" + a.Ingest + "/api/v1/edge-logs",
 				"CDNAPI_EDGE_KEY=" + c.EdgeKey, "CDNAPI_BUFFER_DIR=" + dir}}
 		say("syslog-ng ships %s's log %s to http://%s/api/v1/edge-logs", e.Region, e.Log, a.Ingest)
-		if err := p.Start(); err != nil {
-			return err
-		}
-		c.Procs = append(c.Procs, p)
-		if err := c.save(); err != nil {
-			return err
-		}
-		if err := c.waitFor(ctx, p, func(context.Context) error {
+		if err := c.launch(ctx, p, func(context.Context) error {
 			_, err := os.Stat(ctl) // its control socket: it has started
 			return err
 		}); err != nil {

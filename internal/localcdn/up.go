@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"time"
 
 	"github.com/cdnapi/cdnapi/internal/clamd"
 	"github.com/cdnapi/cdnapi/internal/fleet"
@@ -249,32 +248,13 @@ func (c *CDN) startServe(ctx context.Context, a Addrs, say func(string, ...any))
 
 // start starts p, records it, and waits until url answers 200.
 func (c *CDN) start(ctx context.Context, p *fleet.Proc, url string) error {
-	if err := p.Start(); err != nil {
-		return err
-	}
-	c.Procs = append(c.Procs, p)
-	if err := c.save(); err != nil { // after every start, so that down finds what a failed up left
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	for {
+	return c.launch(ctx, p, func(ctx context.Context) error {
 		code, err := httpStatus(ctx, url)
-		if err == nil && code == http.StatusOK {
-			return nil
-		}
-		if err == nil {
+		if err == nil && code != http.StatusOK {
 			err = fmt.Errorf("%s answered %d", url, code)
 		}
-		if !p.Running() {
-			return fmt.Errorf("%s exited during start-up: %s", p.Name, p.LogTail())
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%s not ready: %v: %s", p.Name, err, p.LogTail())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		return err
+	})
 }
 
 // checkFree fails if any of addrs is taken, naming it: with fixed ports, a

@@ -65,18 +65,11 @@ func (c *CDN) startClamd(ctx context.Context, _ Addrs, say func(string, ...any))
 	p := &fleet.Proc{Name: "clamd", Kind: kindClamd, Addr: c.clamdSocket(), Dir: dir, Log: filepath.Join(dir, "clamd.out"),
 		Args: []string{bin, "--foreground", "--config-file=" + conf}}
 	say("clamd on %s, signatures: the EICAR test string only (no freshclam here)", c.clamdSocket())
-	if err := p.Start(); err != nil {
-		return err
-	}
-	c.Procs = append(c.Procs, p)
-	if err := c.save(); err != nil {
-		return err
-	}
 	cl, err := clamd.New(c.clamdSocket())
 	if err != nil {
 		return err
 	}
-	return c.waitFor(ctx, p, func(ctx context.Context) error { return cl.Ping(ctx) })
+	return c.launch(ctx, p, func(ctx context.Context) error { return cl.Ping(ctx) })
 }
 
 // startUploads starts `cdnapi uploads` on the uploads root: it scans what
@@ -92,14 +85,7 @@ func (c *CDN) startUploads(ctx context.Context, _ Addrs, say func(string, ...any
 	p := &fleet.Proc{Name: "uploads", Kind: kindUploads, Dir: c.Dir, Log: filepath.Join(c.Dir, "uploads.log")}
 	p.Args = []string{c.bin(), "uploads", c.uploadsRoot(), "--clamd", c.clamdSocket(), "--db", c.DB}
 	say("cdnapi uploads: scanning %d files (%.1f MB) into the origin %s", n, float64(total)/1e6, c.originRoot())
-	if err := p.Start(); err != nil {
-		return err
-	}
-	c.Procs = append(c.Procs, p)
-	if err := c.save(); err != nil {
-		return err
-	}
-	return c.waitFor(ctx, p, func(context.Context) error {
+	return c.launch(ctx, p, func(context.Context) error {
 		if listed := syncedFiles(p.Log); listed < n {
 			return fmt.Errorf("%d of %d files listed", listed, n)
 		}
@@ -157,10 +143,18 @@ func (c *CDN) createUploadKey(ctx context.Context, say func(string, ...any)) err
 	return c.save()
 }
 
-// waitFor waits until ready succeeds, while p runs, for up to three
-// minutes: scanning and listing the origin's 321 files takes seconds on
-// an idle machine, and much longer on a loaded one.
-func (c *CDN) waitFor(ctx context.Context, p *fleet.Proc, ready func(context.Context) error) error {
+// launch starts p, records it (after every start, so that Down finds what
+// a failed Up left), and waits until ready succeeds while p runs, for up
+// to three minutes: scanning and listing the origin's 321 files takes
+// seconds on an idle machine, and much longer on a loaded one.
+func (c *CDN) launch(ctx context.Context, p *fleet.Proc, ready func(context.Context) error) error {
+	if err := p.Start(); err != nil {
+		return err
+	}
+	c.Procs = append(c.Procs, p)
+	if err := c.save(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	for {
