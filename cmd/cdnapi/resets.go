@@ -121,6 +121,7 @@ func (g *resetGuard) wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		growStack(0) // a new goroutine per stream: see h2stack.go
 		if c.closed.Load() {
 			return
 		}
