@@ -53,6 +53,11 @@ type resetGuard struct {
 
 	mu    sync.Mutex
 	addrs map[netip.Addr]*resetBucket
+	// calmUntil is the time, in Unix nanoseconds, until which some address
+	// may have no reset left: past it, every bucket holds one at least, and
+	// addrExhausted answers without taking mu, which every HTTP/2 request
+	// of every client would otherwise take. It is written with mu held.
+	calmUntil atomic.Int64
 }
 
 // resetBucket is the resets an address may still make: tokens at time at.
@@ -121,6 +126,7 @@ func (g *resetGuard) wrap(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		growStack(0) // a new goroutine per stream: see h2stack.go
 		if c.closed.Load() {
 			return
 		}
@@ -208,13 +214,21 @@ func (g *resetGuard) takeReset(addr netip.Addr) bool {
 		return false
 	}
 	b.tokens--
+	if b.tokens < 1 {
+		// The bucket holds one again after (1-tokens)/rate seconds; a
+		// millisecond more covers the rounding of the refill.
+		refilled := b.at.Add(time.Duration((1-b.tokens)/resetsPerAddrRate*float64(time.Second)) + time.Millisecond)
+		if u := refilled.UnixNano(); u > g.calmUntil.Load() {
+			g.calmUntil.Store(u)
+		}
+	}
 	return true
 }
 
 // addrExhausted reports whether addr has no reset left.
 func (g *resetGuard) addrExhausted(addr netip.Addr) bool {
-	if !addr.IsValid() {
-		return false
+	if !addr.IsValid() || g.now().UnixNano() >= g.calmUntil.Load() {
+		return false // no address is out of resets: the common case
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -71,47 +71,60 @@ func logRequests(log *slog.Logger, level slog.Level, m *Metrics, next http.Handl
 		rw := &st.answer
 		rw.ResponseWriter = w
 		next.ServeHTTP(rw, r)
-		elapsed := time.Since(start)
-		if rw.status == 0 {
-			rw.status = http.StatusOK // the handler wrote nothing at all
-		}
-		route := st.route
-		if route == "" {
-			route = "unmatched"
-		}
-		m.observe(st.listener, route, rw.status, elapsed, st.stream)
-		if !log.Enabled(r.Context(), level) {
-			return
-		}
-		client := st.clientAddr
-		if client == "" {
-			client = peerIP(r.RemoteAddr)
-		}
-		line := accessLine{
-			requestID:  st.loggedID(),
-			listener:   st.listener,
-			method:     r.Method,
-			path:       logTarget(r.URL.Path, r.URL.RawQuery),
-			route:      route,
-			status:     rw.status,
-			bytes:      rw.bytes,
-			duration:   elapsed,
-			clientAddr: client,
-			userAgent:  logUserAgent(r.UserAgent()),
-			keyID:      st.keyID,
-		}
-		// The line is stamped with the time the answer was done, as slog
-		// would stamp it, without reading the clock a third time.
-		end := start.Add(elapsed)
-		if h, ok := log.Handler().(*accessLogHandler); ok {
-			_ = h.writeRequest(end, level, &line) // as slog.Logger does, a failed write is dropped
-			return
-		}
-		var attrs [11]slog.Attr
-		rec := slog.NewRecord(end, level, "request", 0)
-		rec.AddAttrs(line.attrs(&attrs)...)
-		_ = log.Handler().Handle(r.Context(), rec)
+		logRequest(log, level, m, r, st, start)
 	})
+}
+
+// logRequest writes the access-log line and the metrics observation of r,
+// whose answer is done. It is a function of its own, never inlined, for its
+// stack frame (the line, slog's record and attributes: about 1.5 KB): held
+// by logRequests while the handlers below it run, that frame made each
+// HTTP/2 request, which runs on a new goroutine with a small stack, grow and
+// copy its stack (docs/performance.md: HTTP/2 and compression).
+//
+//go:noinline
+func logRequest(log *slog.Logger, level slog.Level, m *Metrics, r *http.Request, st *requestState, start time.Time) {
+	rw := &st.answer
+	elapsed := time.Since(start)
+	if rw.status == 0 {
+		rw.status = http.StatusOK // the handler wrote nothing at all
+	}
+	route := st.route
+	if route == "" {
+		route = "unmatched"
+	}
+	m.observe(st.listener, route, rw.status, elapsed, st.stream)
+	if !log.Enabled(r.Context(), level) {
+		return
+	}
+	client := st.clientAddr
+	if client == "" {
+		client = peerIP(r.RemoteAddr)
+	}
+	line := accessLine{
+		requestID:  st.loggedID(),
+		listener:   st.listener,
+		method:     r.Method,
+		path:       logTarget(r.URL.Path, r.URL.RawQuery),
+		route:      route,
+		status:     rw.status,
+		bytes:      rw.bytes,
+		duration:   elapsed,
+		clientAddr: client,
+		userAgent:  logUserAgent(r.UserAgent()),
+		keyID:      st.keyID,
+	}
+	// The line is stamped with the time the answer was done, as slog
+	// would stamp it, without reading the clock a third time.
+	end := start.Add(elapsed)
+	if h, ok := log.Handler().(*accessLogHandler); ok {
+		_ = h.writeRequest(end, level, &line) // as slog.Logger does, a failed write is dropped
+		return
+	}
+	var attrs [11]slog.Attr
+	rec := slog.NewRecord(end, level, "request", 0)
+	rec.AddAttrs(line.attrs(&attrs)...)
+	_ = log.Handler().Handle(r.Context(), rec)
 }
 
 // accessLine is the access-log line of one request.
