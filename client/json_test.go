@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"testing"
-	"time"
 
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/client"
@@ -18,7 +17,7 @@ func TestMarshalJSONIsTheServersOutput(t *testing.T) {
 	s := startServer(t, engines[0], nil)
 	fill(t, s, 12, 40)
 	c := newClient(t, s)
-	ctx := withTimeout(t, time.Minute)
+	ctx := t.Context()
 	files, err := c.ListFiles(ctx, client.ListFilesParams{Limit: 5})
 	must(t, err)
 	assets, err := c.ListAssets(ctx, client.ListAssetsParams{Limit: 100})

@@ -47,7 +47,7 @@ func TestNewRefusesBadURLs(t *testing.T) {
 func TestOptionsReachTheServer(t *testing.T) {
 	s := startServer(t, engines[0], nil)
 	fill(t, s, 3, 0)
-	ctx := withTimeout(t, time.Minute)
+	ctx := t.Context()
 
 	c := newClient(t, s)
 	_, err := c.ListFiles(ctx, client.ListFilesParams{})
@@ -72,7 +72,7 @@ func TestOptionsReachTheServer(t *testing.T) {
 func TestConditionalCache(t *testing.T) {
 	s := startServer(t, engines[0], nil)
 	f := fill(t, s, 20, 0)
-	ctx := withTimeout(t, time.Minute)
+	ctx := t.Context()
 	c := newClient(t, s, client.WithCache(8))
 	params := client.ListFilesParams{Limit: 5}
 

@@ -93,7 +93,7 @@ func TestFilesWalkEqualsTheStore(t *testing.T) {
 		s := startServer(t, e, nil)
 		f := fill(t, s, 10_000, 0)
 		c := newClient(t, s)
-		got := collect(t, c.Files(withTimeout(t, 2*time.Minute), client.ListFilesParams{Limit: 7}))
+		got := collect(t, c.Files(t.Context(), client.ListFilesParams{Limit: 7}))
 		sameItems(t, got, f.files, sameFile)
 		if n := len(s.answers()); n != (10_000+6)/7 {
 			t.Errorf("the walk took %d requests, want %d", n, (10_000+6)/7)
@@ -106,7 +106,7 @@ func TestAssetsWalkEqualsTheStore(t *testing.T) {
 		s := startServer(t, e, nil)
 		f := fill(t, s, 0, 400)
 		c := newClient(t, s)
-		ctx := withTimeout(t, time.Minute)
+		ctx := t.Context()
 		sameItems(t, collect(t, c.Assets(ctx, client.ListAssetsParams{Limit: 13})), f.assets, sameAsset)
 
 		var fra1 []cdnapi.Asset
@@ -135,7 +135,7 @@ func TestWalkDuringInserts(t *testing.T) {
 		s := startServer(t, e, nil)
 		f := fill(t, s, 500, 0)
 		c := newClient(t, s)
-		ctx := withTimeout(t, time.Minute)
+		ctx := t.Context()
 		newest, oldest := f.files[0].CreatedAt, f.files[len(f.files)-1].CreatedAt
 		want := map[string]bool{}
 		for _, file := range f.files {
@@ -187,7 +187,7 @@ func TestWalkBreak(t *testing.T) {
 	fill(t, s, 100, 0)
 	c := newClient(t, s)
 	n := 0
-	for _, err := range c.Files(withTimeout(t, time.Minute), client.ListFilesParams{Limit: 7}) {
+	for _, err := range c.Files(t.Context(), client.ListFilesParams{Limit: 7}) {
 		must(t, err)
 		if n++; n == 10 {
 			break
