@@ -3,13 +3,17 @@
 // bench-week.go is the program of scripts/bench-week: the assets table of
 // one engine at a given size, through the store as serve uses it.
 //
-//	go run scripts/bench-week.go -db DSN -n N [-days 8] [-writer 5000] [-prune-for 60s]
+//	go run scripts/bench-week.go -db DSN -n N [-seed write|sql] [-days 8] [-writer 5000] [-prune-for 60s]
 //
 // DSN is a SQLite file's path or a postgres:// URL. An empty table is first
 // seeded with N assets over 8 regions, spread evenly over the days before
-// now, through Write in transactions of 100,000 (PostgreSQL: COPY; SQLite:
-// batched INSERTs), with random IDs as edge logs have. A table that holds
-// assets already is measured as it is. It then reports:
+// now, oldest first, with random IDs as edge logs have. With -seed write
+// (the default) they go through Write in transactions of 100,000
+// (PostgreSQL: COPY; SQLite: batched INSERTs); with -seed sql the engine
+// makes them itself, an INSERT … SELECT per -seed-chunk rows (see
+// seedSQL), which is several times faster and gives a table of the same
+// shape. A table that holds assets already is measured as it is. It then
+// reports:
 //
 //   - bytes per row: the table and its indexes, on disk, over the rows;
 //   - list latency, p50 and p99 of ListAssets (limit 20), for the first
@@ -24,6 +28,8 @@ package main
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
@@ -33,6 +39,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cdnapi/cdnapi"
@@ -42,7 +49,7 @@ import (
 	"github.com/cdnapi/cdnapi/internal/sqlite"
 	"github.com/jackc/pgx/v5"
 
-	_ "modernc.org/sqlite"
+	msqlite "modernc.org/sqlite"
 )
 
 type engine interface {
@@ -58,6 +65,10 @@ var (
 	pruneFor = flag.Duration("prune-for", 60*time.Second, "the longest pruning runs")
 	queries  = flag.Int("queries", 2000, "queries of each kind of list")
 	noPrune  = flag.Bool("no-prune", false, "measure the size and the lists only")
+	seedHow  = flag.String("seed", "write", "how to seed an empty table: write (the store's Write) or sql (INSERT … SELECT in the engine)")
+	chunk    = flag.Int("seed-chunk", 0, "-seed sql: rows per transaction; 0: 2,000,000 on PostgreSQL, 5,000,000 on SQLite")
+	cacheMiB = flag.Int("seed-cache", 8<<10, "-seed sql on SQLite: the seeding connection's page cache, in MiB")
+	conns    = flag.Int("seed-conns", 2, "-seed sql on PostgreSQL: connections that seed at once, each a day at a time")
 )
 
 func main() {
@@ -65,15 +76,22 @@ func main() {
 	flag.Parse()
 	ctx := context.Background()
 	pg := strings.HasPrefix(*dsn, "postgres://") || strings.HasPrefix(*dsn, "postgresql://")
-	var st engine
-	var err error
-	if pg {
-		st, err = postgres.Open(ctx, *dsn, postgres.Options{StatementTimeout: time.Hour})
-	} else {
-		st, err = sqlite.Open(ctx, *dsn, sqlite.Options{WriterCacheKiB: sqlite.BulkWriterCacheKiB})
+	if *seedHow != "write" && *seedHow != "sql" {
+		log.Fatalf("-seed %q: write or sql", *seedHow)
 	}
-	check(err)
-	defer st.Close()
+	open := func() engine {
+		var st engine
+		var err error
+		if pg {
+			st, err = postgres.Open(ctx, *dsn, postgres.Options{StatementTimeout: time.Hour})
+		} else {
+			st, err = sqlite.Open(ctx, *dsn, sqlite.Options{WriterCacheKiB: sqlite.BulkWriterCacheKiB})
+		}
+		check(err)
+		return st
+	}
+	st := open()
+	defer func() { st.Close() }()
 	check(st.Migrate(ctx))
 	name := map[bool]string{false: "sqlite", true: "postgres"}[pg]
 
@@ -87,9 +105,12 @@ func main() {
 	start := end.Add(-span)
 	page, err := st.ListAssets(ctx, cdnapi.AssetQuery{Limit: 1})
 	check(err)
-	if len(page) == 0 {
+	switch {
+	case len(page) == 0 && *seedHow == "sql":
+		st = seedSQL(ctx, st, open, pg, regions, codes, start, end)
+	case len(page) == 0:
 		seed(ctx, st, regions, codes, start, end)
-	} else {
+	default:
 		fmt.Printf("%s: the table holds assets; measured as it is\n", name)
 	}
 
@@ -119,7 +140,7 @@ func main() {
 // seed writes n assets from start to end, oldest first, as edge logs
 // arrive, and reports the rate.
 func seed(ctx context.Context, st engine, regions []cdnapi.Region, codes []string, start, end time.Time) {
-	t0 := time.Now()
+	t0, c0 := time.Now(), cpu()
 	if _, err := retention.MakePartitions(ctx, st, start, end); err != nil {
 		log.Fatal(err)
 	}
@@ -146,7 +167,220 @@ func seed(ctx context.Context, st engine, regions []cdnapi.Region, codes []strin
 		}
 	}
 	took := time.Since(t0)
-	fmt.Printf("seeded %d assets in %s: %.0f rows/s\n", *n, took.Round(time.Millisecond), float64(*n)/took.Seconds())
+	fmt.Printf("seeded %d assets in %s (Write): %.0f rows/s; CPU of this process %s\n",
+		*n, took.Round(time.Millisecond), float64(*n)/took.Seconds(), (cpu() - c0).Round(100*time.Millisecond))
+}
+
+// seedSQL seeds the table as seed does, but has the engine make the rows,
+// an INSERT … SELECT of -seed-chunk rows at a time, in time order, so that
+// the table and its indexes take the same inserts as through Write: the
+// rows at the time end of the table (on PostgreSQL, of one day's
+// partition), the IDs at random places of the ID index. The columns follow
+// asset: a random ID of "ast_" and 20 base62 digits (on SQLite from
+// randomID, through a function it calls; on PostgreSQL 8, 8 and 4 digits
+// of three random numbers), "/static/%x/app.js" of a random 32-bit number,
+// bytes below 1 MiB, HIT, one of the regions.
+//
+// On PostgreSQL, each statement is its own transaction, and -seed-conns
+// connections seed at once, each a whole UTC day (a partition) at a time,
+// oldest first: every partition still takes its rows in time order, and a
+// busy machine gives each backend its share of the CPU.
+//
+// On SQLite it closes st and seeds through a connection of its own, with
+// synchronous OFF and no journal, and a page cache of -seed-cache MiB that
+// holds a transaction's dirty pages: the ID index, which random IDs dirty
+// all over, and the new rows' pages (at 100 million rows, about 5 GiB).
+// One transaction for the whole seed did not work: once the cache was
+// full, SQLite spilled the pages dirtied first, the ID index's, and read
+// them back at once, and the seed ran at a small share of its speed. A
+// crash midway leaves a broken file, which a benchmark throws away. The
+// file goes back to WAL before st is opened again, and returned.
+func seedSQL(ctx context.Context, st engine, open func() engine, pg bool, regions []cdnapi.Region, codes []string, start, end time.Time) engine {
+	t0, c0 := time.Now(), cpu()
+	if *chunk <= 0 {
+		*chunk = map[bool]int{false: 5_000_000, true: 2_000_000}[pg]
+	}
+	if _, err := retention.MakePartitions(ctx, st, start, end); err != nil {
+		log.Fatal(err)
+	}
+	check(st.Write(ctx, func(w cdnapi.Writer) error { return w.PutRegions(ctx, regions) }))
+	spanSecs := int64(end.Sub(start) / time.Second)
+	quoted := make([]string, len(codes))
+	for i, c := range codes {
+		quoted[i] = "'" + strings.ReplaceAll(c, "'", "''") + "'"
+	}
+	// id returns PostgreSQL's SQL of an ID: "ast_" and, for each random
+	// integer rs[k], its digits[k] lowest base62 digits (rs[k] must be
+	// below 62^digits[k] for them to be uniform).
+	id := func(rs []string, digits []int) string {
+		var parts []string
+		for k, r := range rs {
+			pow := int64(1)
+			for range digits[k] {
+				parts = append(parts, fmt.Sprintf("substr('%s', (%s / %d %% 62)::int + 1, 1)", base62, r, pow))
+				pow *= 62
+			}
+		}
+		return "'ast_' || " + strings.Join(parts, " || ")
+	}
+
+	// A seeder inserts the rows [lo, hi) of the n; row i is created at
+	// start + i·span/n, in whole seconds, as in seed.
+	type seeder struct {
+		exec  func(lo, hi int) error
+		close func() error
+		cpu   func() time.Duration // its PostgreSQL backend's, on this machine
+	}
+	var seeders []seeder
+	var admin *pgx.Conn // PostgreSQL: of the settings of the seed
+	segments := [][2]int{{0, *n}}
+	var how string
+	if pg {
+		// As PostgreSQL's "Populating a Database" advises: checkpoints
+		// farther apart (max_wal_size 4GB instead of 1GB) for the seed
+		// only, and the full-page images of the ID index, which random
+		// IDs dirty all over after each checkpoint, compressed.
+		var err error
+		admin, err = pgx.Connect(ctx, *dsn)
+		check(err)
+		for _, q := range []string{`ALTER SYSTEM SET max_wal_size = '4GB'`, `SELECT pg_reload_conf()`} {
+			_, err := admin.Exec(ctx, q)
+			check(err)
+		}
+		// 62^8 < 2^52: random() gives 8 uniform base62 digits.
+		insert := `INSERT INTO assets (id, created_at, path, bytes, cache_status, region)
+			SELECT ` + id([]string{"r1", "r2", "r3"}, []int{8, 8, 4}) + `,
+				to_timestamp($3::bigint + i * $4::bigint / $5::bigint),
+				'/static/' || to_hex(floor(random() * 4294967296)::bigint) || '/app.js',
+				floor(random() * 1048576)::bigint, 'HIT',
+				(ARRAY[` + strings.Join(quoted, ", ") + `]::text[])[1 + floor(random() * ` + fmt.Sprint(len(codes)) + `)::int]
+			FROM (SELECT i, floor(random() * 218340105584896)::bigint AS r1, floor(random() * 218340105584896)::bigint AS r2,
+				floor(random() * 14776336)::bigint AS r3
+				FROM generate_series($1::bigint, $2::bigint - 1) AS i OFFSET 0) AS s`
+		for range max(*conns, 1) {
+			conn, err := pgx.Connect(ctx, *dsn)
+			check(err)
+			for _, q := range []string{`SET wal_compression = lz4`, `SET synchronous_commit = off`} {
+				_, err := conn.Exec(ctx, q)
+				check(err)
+			}
+			var pid int
+			check(conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid))
+			cpu0 := procCPU(pid)
+			seeders = append(seeders, seeder{
+				exec: func(lo, hi int) error {
+					_, err := conn.Exec(ctx, insert, lo, hi, start.Unix(), spanSecs, *n)
+					return err
+				},
+				close: func() error { return conn.Close(ctx) },
+				cpu:   func() time.Duration { return procCPU(pid) - cpu0 },
+			})
+		}
+		// A segment per UTC day: the first row at or after each midnight.
+		segments = segments[:0]
+		lo := 0
+		for day := start.Truncate(24 * time.Hour).Add(24 * time.Hour); lo < *n; day = day.Add(24 * time.Hour) {
+			hi := *n
+			if day.Before(end) {
+				// the least i with start + i·span/n ≥ day
+				secs := int64(day.Sub(start) / time.Second)
+				hi = min(int((secs*int64(*n)+spanSecs-1)/spanSecs), *n)
+			}
+			if hi > lo {
+				segments = append(segments, [2]int{lo, hi})
+			}
+			lo = hi
+		}
+		how = fmt.Sprintf("SQL, %d connections, a day at a time each, %d rows per transaction", len(seeders), *chunk)
+	} else {
+		check(st.Close())
+		// The ID is made by a function of this program that SQLite calls
+		// for each row: its 20 digits in SQL (substr of each, as on
+		// PostgreSQL) took a quarter of the seed's CPU, this a twentieth.
+		check(msqlite.RegisterScalarFunction("seed_id", 0, func(*msqlite.FunctionContext, []driver.Value) (driver.Value, error) {
+			return randomID(seedRand), nil
+		}))
+		db, err := sql.Open("sqlite", *dsn+"?_pragma=busy_timeout(5000)&_pragma=cache_size(-"+fmt.Sprint(*cacheMiB<<10)+")")
+		check(err)
+		conn, err := db.Conn(ctx)
+		check(err)
+		for _, p := range []string{`PRAGMA journal_mode = OFF`, `PRAGMA synchronous = OFF`} {
+			_, err := conn.ExecContext(ctx, p)
+			check(err)
+		}
+		cases := make([]string, len(quoted))
+		for i, q := range quoted {
+			cases[i] = fmt.Sprintf("WHEN %d THEN %s", i, q)
+		}
+		insert := `WITH RECURSIVE s(i) AS (SELECT ?1 UNION ALL SELECT i + 1 FROM s WHERE i + 1 < ?2)
+			INSERT INTO assets (id, created_at, path, bytes, cache_status, region)
+			SELECT seed_id(), ?3 + i * ?4 / ?5,
+				printf('/static/%x/app.js', random() & 4294967295),
+				random() & 1048575, 'HIT',
+				CASE abs(random() % ` + fmt.Sprint(len(codes)) + `) ` + strings.Join(cases, " ") + ` END
+			FROM s`
+		seeders = append(seeders, seeder{
+			exec: func(lo, hi int) error {
+				_, err := conn.ExecContext(ctx, insert, lo, hi, start.Unix(), spanSecs, *n)
+				return err
+			},
+			close: func() error {
+				if _, err := conn.ExecContext(ctx, `PRAGMA journal_mode = WAL`); err != nil {
+					return err
+				}
+				return errors.Join(conn.Close(), db.Close())
+			},
+			cpu: func() time.Duration { return 0 },
+		})
+		how = fmt.Sprintf("SQL, %d rows per transaction", *chunk)
+	}
+
+	next := make(chan [2]int, len(segments))
+	for _, seg := range segments {
+		next <- seg
+	}
+	close(next)
+	var seeded atomic.Int64
+	var wg sync.WaitGroup
+	for _, sd := range seeders {
+		wg.Go(func() {
+			for seg := range next {
+				for lo := seg[0]; lo < seg[1]; lo += *chunk {
+					hi := min(lo+*chunk, seg[1])
+					check(sd.exec(lo, hi))
+					if done := seeded.Add(int64(hi - lo)); done/10_000_000 != (done-int64(hi-lo))/10_000_000 {
+						fmt.Fprintf(os.Stderr, "  seeded %d in %s\n", done, time.Since(t0).Round(time.Second))
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var server time.Duration
+	for _, sd := range seeders {
+		server += sd.cpu()
+		check(sd.close())
+	}
+	if pg {
+		// Back to the defaults, and the seed's dirty pages written out
+		// before anything is measured.
+		for _, q := range []string{`ALTER SYSTEM RESET max_wal_size`, `SELECT pg_reload_conf()`, `CHECKPOINT`} {
+			_, err := admin.Exec(ctx, q)
+			check(err)
+		}
+		check(admin.Close(ctx))
+	}
+	took := time.Since(t0)
+	var serverCPU string
+	if pg {
+		serverCPU = fmt.Sprintf(", of its PostgreSQL backends %s", server.Round(100*time.Millisecond))
+	}
+	fmt.Printf("seeded %d assets in %s (%s): %.0f rows/s; CPU of this process %s%s\n",
+		*n, took.Round(time.Millisecond), how, float64(*n)/took.Seconds(), (cpu() - c0).Round(100*time.Millisecond), serverCPU)
+	if !pg {
+		st = open()
+	}
+	return st
 }
 
 func asset(rng *rand.Rand, codes []string, at time.Time) cdnapi.Asset {
@@ -155,6 +389,10 @@ func asset(rng *rand.Rand, codes []string, at time.Time) cdnapi.Asset {
 }
 
 const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// seedRand is the source of seed_id, which SQLite calls from one
+// connection at a time.
+var seedRand = rand.New(rand.NewPCG(11, 12))
 
 func randomID(rng *rand.Rand) string {
 	b := []byte("ast_00000000000000000000")
@@ -266,6 +504,32 @@ func prune(ctx context.Context, engine string, st engine, codes []string, cutoff
 		engine, status, took.Round(time.Millisecond), r.Partitions, r.PartitionAssets, r.Deleted,
 		float64(r.Deleted)/took.Seconds(), (float64(r.Deleted)+float64(r.PartitionAssets))/took.Seconds(),
 		float64(written.Load())/took.Seconds())
+}
+
+// cpu returns the CPU time this process has used, user and system.
+func cpu() time.Duration {
+	var r syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &r) != nil {
+		return 0
+	}
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+}
+
+// procCPU returns the CPU time, user and system, of process pid of this
+// machine (/proc/PID/stat, in ticks of 1/100 s), or 0 when it cannot tell.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	var utime, stime int64
+	fmt.Sscan(f[11], &utime)
+	fmt.Sscan(f[12], &stime)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
