@@ -27,6 +27,33 @@ func openUnmigrated(t *testing.T, dsn string) *Store {
 	return s
 }
 
+// migrator is goose's provider of this package's migrations on s's primary,
+// for a test that moves the schema to a version of its own; unlike
+// Migrate's, it takes no lock.
+func migrator(t *testing.T, s *Store) *goose.Provider {
+	t.Helper()
+	db := stdlib.OpenDBFromPool(s.primary)
+	t.Cleanup(func() { db.Close() })
+	p, err := goose.NewProvider(goose.DialectPostgres, db, migrations(),
+		goose.WithDisableGlobalRegistry(true), goose.WithLogger(goose.NopLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// openAt opens a Store on dsn, a database without a schema, migrated up to
+// version and no further.
+func openAt(t *testing.T, dsn string, version int64) (*Store, *goose.Provider) {
+	t.Helper()
+	s := openUnmigrated(t, dsn)
+	p := migrator(t, s)
+	if _, err := p.UpTo(t.Context(), version); err != nil {
+		t.Fatalf("migrating to version %d: %v", version, err)
+	}
+	return s, p
+}
+
 func TestMigrateIsIdempotent(t *testing.T) {
 	t.Parallel()
 	s := openUnmigrated(t, pgtest.NewDatabase(t))
@@ -118,13 +145,7 @@ func TestMigrationLogPositions(t *testing.T) {
 	if err := storetest.Writer(s).MoveLogPosition(ctx, cdnapi.LogPosition{}, p); err != nil {
 		t.Fatalf("MoveLogPosition: %v", err)
 	}
-	db := stdlib.OpenDBFromPool(s.primary)
-	defer db.Close()
-	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations(),
-		goose.WithDisableGlobalRegistry(true), goose.WithLogger(goose.NopLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	provider := migrator(t, s)
 	if _, err := provider.DownTo(ctx, before); err != nil {
 		t.Fatalf("migrating down to version %d: %v", before, err)
 	}
@@ -193,18 +214,8 @@ func (s *Store) checkSchema(ctx context.Context) error {
 func TestMigrationKeyScope(t *testing.T) {
 	t.Parallel()
 	const before = 7 // the last version without api_keys.scope
-	s := openUnmigrated(t, pgtest.NewSchema(t))
+	s, provider := openAt(t, pgtest.NewSchema(t), before)
 	ctx := t.Context()
-	db := stdlib.OpenDBFromPool(s.primary)
-	defer db.Close()
-	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations(),
-		goose.WithDisableGlobalRegistry(true), goose.WithLogger(goose.NopLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := provider.UpTo(ctx, before); err != nil {
-		t.Fatalf("migrating to version %d: %v", before, err)
-	}
 	old := storetest.Key("old", "alpha", 0)
 	if _, err := s.primary.Exec(ctx, `INSERT INTO api_keys (id, hash, project, label, created_at)
 		VALUES ($1, $2, $3, '', $4)`, old.ID, old.Hash[:], old.Project, old.CreatedAt); err != nil {

@@ -14,8 +14,6 @@ import (
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/internal/pgtest"
 	"github.com/cdnapi/cdnapi/internal/storetest"
-	"github.com/jackc/pgx/v5/stdlib"
-	"github.com/pressly/goose/v3"
 )
 
 // partitionRows returns the partitions of assets and their rows, by name.
@@ -162,18 +160,8 @@ func TestPartitionDropGivesUpOnLock(t *testing.T) {
 func TestMigrationPartitionsTable(t *testing.T) {
 	t.Parallel()
 	const before = 9
-	s := openUnmigrated(t, pgtest.NewSchema(t))
+	s, provider := openAt(t, pgtest.NewSchema(t), before)
 	ctx := t.Context()
-	db := stdlib.OpenDBFromPool(s.primary)
-	defer db.Close()
-	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations(),
-		goose.WithDisableGlobalRegistry(true), goose.WithLogger(goose.NopLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := provider.UpTo(ctx, before); err != nil {
-		t.Fatalf("migrating to version %d: %v", before, err)
-	}
 	assets := storetest.Assets(3000, storetest.RegionCodes(storetest.Regions()), 99)
 	if err := storetest.Writer(s).PutAssets(ctx, assets); err != nil {
 		t.Fatal(err)
@@ -252,18 +240,8 @@ func TestMigrationAtSize(t *testing.T) {
 		t.Skip("BENCH_MIGRATE_ROWS is not set")
 	}
 	const before = 10 // the last version before 00011
-	s := openUnmigrated(t, pgtest.NewDatabase(t))
+	s, _ := openAt(t, pgtest.NewDatabase(t), before)
 	ctx := t.Context()
-	db := stdlib.OpenDBFromPool(s.primary)
-	defer db.Close()
-	provider, err := goose.NewProvider(goose.DialectPostgres, db, migrations(),
-		goose.WithDisableGlobalRegistry(true), goose.WithLogger(goose.NopLogger()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := provider.UpTo(ctx, before); err != nil {
-		t.Fatal(err)
-	}
 	// Eight days of assets up to now, over 8 regions, loaded in COPY batches.
 	now := time.Now().UTC().Truncate(time.Second)
 	step := 8 * 24 * time.Hour / time.Duration(rows)
