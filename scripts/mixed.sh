@@ -12,6 +12,11 @@
 #   RETENTION=2m PRUNE_EVERY=10s  serve's --asset-retention and --prune-interval
 #   FOLLOW_ARGS=                  more flags of `cdnapi follow`, e.g. "--batch-lines 1000"
 #   BENCH_PORT=18190              the first of 8 loopback ports used
+#   MIXED_DSN=                    serve a database made before (say, by KEEP=1
+#                                 scripts/bench-week: 100 million assets) instead
+#                                 of a fresh one: its assets stay as they are,
+#                                 FILES files are added (ASSETS is not used), and
+#                                 it is not removed at the end
 #
 # After mixed_start ENGINE: $work (a temporary directory), $cdnapi, $helper
 # (scripts/bench-http.go), $mixed (scripts/mixed.go), $dsn, $api, $edge,
@@ -63,9 +68,23 @@ wait_for() {
 # seeded, served, with the static server beside it.
 mixed_start() {
   engine=$1
-  local dir="$work/$engine" seed_now
+  local dir="$work/$engine"
   mkdir -p "$dir"
   chmod 755 "$dir"
+  if [ -n "${MIXED_DSN:-}" ]; then
+    dsn=$MIXED_DSN
+    echo "== $engine: $dsn as it is, and $files files"
+    "$cdnapi" seed --db "$dsn" --files "$files" --assets 0 --seed 1 >/dev/null
+  else
+    mixed_fresh
+  fi
+  mixed_serve
+}
+
+# mixed_fresh: a database of its own on $engine, seeded with $files files
+# and $assets assets.
+mixed_fresh() {
+  local dir="$work/$engine" seed_now
   case "$engine" in
   sqlite) dsn="sqlite:$dir/cdnapi.db" ;;
   postgres)
@@ -87,6 +106,10 @@ mixed_start() {
   seed_now=$(date -u -d '1 day ago' +%Y-%m-%dT%H:00:00Z)
   echo "== $engine: seeding $files files and $assets assets"
   "$cdnapi" seed --db "$dsn" --files "$files" --assets "$assets" --seed 1 --now "$seed_now" >/dev/null
+}
+
+# mixed_serve: serve on $dsn, and the static server beside it.
+mixed_serve() {
   api="http://127.0.0.1:$base_port" edge="http://127.0.0.1:$((base_port + 1))" admin="http://127.0.0.1:$((base_port + 2))"
   "$cdnapi" serve --db "$dsn" --api-addr "127.0.0.1:$base_port" --edge-addr "127.0.0.1:$((base_port + 1))" \
     --admin-addr "127.0.0.1:$((base_port + 2))" --asset-retention "$retention" --prune-interval "$prune_every" \
@@ -142,7 +165,7 @@ mixed_writer_stop() {
 # PostgreSQL's pg_wal directory.
 wal_bytes() {
   case "$engine" in
-  sqlite) stat -c %s "$work/sqlite/cdnapi.db-wal" 2>/dev/null || echo 0 ;;
+  sqlite) stat -c %s "${dsn#sqlite:}-wal" 2>/dev/null || echo 0 ;;
   postgres) du -sb "$pg_data/pg_wal" 2>/dev/null | cut -f1 ;;
   esac
 }
