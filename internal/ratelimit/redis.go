@@ -116,6 +116,10 @@ type Redis struct {
 	undecided prometheus.Counter
 	local     prometheus.Counter
 	up        prometheus.Gauge
+	// pingFails counts every ping that failed, an outage or not: a
+	// Redis that flaps under DownAfter shows there before it shows as
+	// down.
+	pingFails prometheus.Counter
 }
 
 // NewRedis returns a limiter applying p with the buckets in the Redis at
@@ -184,6 +188,10 @@ func NewRedis(url string, p Policy, opts RedisOptions) (*Redis, error) {
 		up: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "cdnapi_rate_limit_redis_up",
 			Help: "1 while the rate-limit Redis answers, 0 during an outage.",
+		}),
+		pingFails: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "cdnapi_rate_limit_redis_ping_failures_total",
+			Help: "Pings of the rate-limit Redis that failed or missed their timeout, whether or not they made an outage.",
 		}),
 	}
 	r.up.Set(1)
@@ -392,6 +400,7 @@ func (r *Redis) Run(ctx context.Context) {
 		case ctx.Err() != nil:
 			return
 		case err != nil:
+			r.pingFails.Inc()
 			r.renewPinger()
 			if failures++; failures >= r.downAt {
 				r.failed(err)
@@ -479,7 +488,7 @@ func (r *Redis) Status() cdnapi.Status {
 
 // Collectors returns the limiter's metrics, for a registry.
 func (r *Redis) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{r.unlimited, r.undecided, r.local, r.up}
+	return []prometheus.Collector{r.unlimited, r.undecided, r.local, r.up, r.pingFails}
 }
 
 // Close closes the connections to Redis.
