@@ -299,9 +299,15 @@ func TestUploads(t *testing.T) {
 // TestUploadRefusals: who may upload, and where. No key, a wrong or
 // revoked key: 401; a read key: 403; a path out of the project's folder,
 // a hidden name or one the files list refuses: 400, with nothing written
-// anywhere; two projects never see each other's files.
+// anywhere; two projects never see each other's files. On both engines:
+// the key's scope and revocation, and each project's list, are store reads.
 func TestUploadRefusals(t *testing.T) {
-	db := migratedDB(t, "refusals.db")
+	for _, engine := range edgeEngines {
+		t.Run(engine.name, func(t *testing.T) { testUploadRefusals(t, engine.dsn(t)) })
+	}
+}
+
+func testUploadRefusals(t *testing.T, db string) {
 	upKey, upID := newKey(t, db, "site", "upload")
 	readKey, _ := newKey(t, db, "site", "read")
 	otherKey, _ := newKey(t, db, "other", "upload")
