@@ -383,6 +383,8 @@ func TestRunFailsClearly(t *testing.T) {
 		{"bad log format", []string{"serve", "--log-format", "xml"}, nil, true, "log-format"},
 		{"relative public URL", []string{"serve", "--public-url", "/status"}, nil, true, "--public-url"},
 		{"public URL with a query", []string{"serve", "--public-url", "https://status.example.com/?a=1"}, nil, true, "--public-url"},
+		{"uploads without a scan timeout", []string{"uploads", "root", "--clamd", "unix:/x", "--scan-timeout", "0s"}, nil, true, "--scan-timeout"},
+		{"uploads without a per-MiB allowance", []string{"uploads", "root", "--clamd", "unix:/x", "--scan-timeout-per-mib", "-1s"}, nil, true, "--scan-timeout-per-mib"},
 		{"seed negative", []string{"seed", "--db", db, "--files", "-1"}, nil, true, "negative"},
 		{"seed bad now", []string{"seed", "--db", db, "--now", "yesterday"}, nil, true, "RFC 3339"},
 		{"status unknown component", []string{"status", "set", "Disk", "operational", "--db", db}, nil, true, `unknown component "Disk"`},

@@ -19,7 +19,8 @@ import (
 	"github.com/cdnapi/cdnapi/internal/uploads"
 )
 
-const uploadsSynopsis = `uploads ROOT --clamd ADDR [--db DSN] [--workers N] [--rescan D] [--metrics-addr ADDR]
+const uploadsSynopsis = `uploads ROOT --clamd ADDR [--db DSN] [--workers N] [--rescan D]
+        [--scan-timeout D] [--scan-timeout-per-mib D] [--metrics-addr ADDR]
 
 Moves what the upload server (deploy/nginx/upload.conf) writes into the
 origin, once ClamAV's clamd has scanned it, and keeps every project's files
@@ -34,9 +35,10 @@ list what its origin holds:
 Each upload is renamed into staging, scanned there through its open file
 (clamd's FILDES over a unix socket), then renamed into the origin or into
 quarantine: an upload is never in the origin unscanned. A scan that cannot
-finish (clamd down, a timeout) leaves the file in staging and is retried; a
-stop or a crash leaves each file in incoming or staging, to be scanned at the
-next start.
+finish (clamd down, or no verdict within --scan-timeout plus
+--scan-timeout-per-mib for each MiB of the file) leaves the file in staging
+and is retried; a stop or a crash leaves each file in incoming or staging, to
+be scanned at the next start.
 
 Each project folder of ROOT/origin is synced as origin sync --follow does.`
 
@@ -46,6 +48,8 @@ type uploadsConfig struct {
 	clamd       string
 	workers     int
 	rescan      time.Duration
+	scanTimeout time.Duration
+	scanPerMiB  time.Duration
 	metricsAddr string
 	logFormat   string
 	logLevel    string
@@ -59,6 +63,10 @@ func parseUploadsConfig(env *environment, args []string) (uploadsConfig, error) 
 	fs.StringVar(&c.clamd, "clamd", "", "clamd's socket: unix:/run/clamav/clamd.ctl (Debian's), or host:port (required)")
 	fs.IntVar(&c.workers, "workers", uploads.DefaultWorkers, "uploads scanned at once")
 	fs.DurationVar(&c.rescan, "rescan", uploads.DefaultRescan, "look at all of incoming and staging this often, besides inotify's events")
+	fs.DurationVar(&c.scanTimeout, "scan-timeout", uploads.DefaultScanTimeout,
+		"give up a scan with no verdict after this long, plus --scan-timeout-per-mib a MiB; the file waits in staging and is retried (the default is clamd's MaxScanTime, 2m, and 30s)")
+	fs.DurationVar(&c.scanPerMiB, "scan-timeout-per-mib", uploads.DefaultScanTimeoutPerMiB,
+		"added to --scan-timeout for each MiB of the file, for the time its bytes take to reach clamd")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (empty: none)")
 	fs.StringVar(&c.logFormat, "log-format", "json", "log format: json or text")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -75,6 +83,9 @@ func parseUploadsConfig(env *environment, args []string) (uploadsConfig, error) 
 	}
 	if c.workers < 1 || c.rescan <= 0 {
 		return c, usageError{"uploads: --workers must be at least 1 and --rescan positive"}
+	}
+	if c.scanTimeout <= 0 || c.scanPerMiB <= 0 {
+		return c, usageError{"uploads: --scan-timeout and --scan-timeout-per-mib must be positive: a scan without a bound can hold a worker for good"}
 	}
 	return c, nil
 }
@@ -129,9 +140,10 @@ func runUploads(ctx context.Context, env *environment, args []string) error {
 	defer cancel()
 	origins.startAll(ctx)
 	gate := uploads.New(tree, uploads.Options{Scanner: scanner, Recorder: recorder, Workers: cfg.workers, Rescan: cfg.rescan,
-		Metrics: metrics, Logger: logger,
+		ScanTimeout: cfg.scanTimeout, ScanTimeoutPerMiB: cfg.scanPerMiB, Metrics: metrics, Logger: logger,
 		Promoted: func(project, _ string) { origins.start(ctx, project) }})
-	logger.Info("uploads: scanning", "root", tree.Root(), "clamd", scanner.Addr())
+	logger.Info("uploads: scanning", "root", tree.Root(), "clamd", scanner.Addr(),
+		"scan_timeout", cfg.scanTimeout.String(), "scan_timeout_per_mib", cfg.scanPerMiB.String())
 	return gate.Run(ctx)
 }
 

@@ -299,9 +299,15 @@ func TestUploads(t *testing.T) {
 // TestUploadRefusals: who may upload, and where. No key, a wrong or
 // revoked key: 401; a read key: 403; a path out of the project's folder,
 // a hidden name or one the files list refuses: 400, with nothing written
-// anywhere; two projects never see each other's files.
+// anywhere; two projects never see each other's files. On both engines:
+// the key's scope and revocation, and each project's list, are store reads.
 func TestUploadRefusals(t *testing.T) {
-	db := migratedDB(t, "refusals.db")
+	for _, engine := range edgeEngines {
+		t.Run(engine.name, func(t *testing.T) { testUploadRefusals(t, engine.dsn(t)) })
+	}
+}
+
+func testUploadRefusals(t *testing.T, db string) {
 	upKey, upID := newKey(t, db, "site", "upload")
 	readKey, _ := newKey(t, db, "site", "read")
 	otherKey, _ := newKey(t, db, "other", "upload")
@@ -481,6 +487,129 @@ func TestUploadComponents(t *testing.T) {
 	}
 	took = p.waitComponent(t, v, cdnapi.ComponentUpload, cdnapi.StatusOperational, 30*time.Second)
 	t.Logf("upload server started: Upload Service operational after %v", took.Round(time.Millisecond))
+}
+
+// TestUploadScanTimeout: a clamd that takes a scan and never answers
+// (frozen with SIGSTOP: the kernel still queues the connection and takes the
+// request, so the client waits for a reply, as on a clamd that is stuck)
+// costs a scan no more than --scan-timeout. The timeout is counted and
+// logged, the file waits unlisted and out of the origin, and once clamd
+// runs again the retry promotes it and it is listed.
+func TestUploadScanTimeout(t *testing.T) {
+	db := migratedDB(t, "timeout.db")
+	root := t.TempDir()
+	clam := clamdtest.Start(t, clamdtest.Options{})
+	metricsAddr := freeAddr(t)
+	metrics := "http://" + metricsAddr + "/metrics"
+	var logs syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"uploads", root, "--clamd", clam.Addr(), "--db", db, "--rescan", "1s",
+			"--scan-timeout", "1s", "--metrics-addr", metricsAddr},
+			getenvFrom(nil), strings.NewReader(""), io.Discard, &logs)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("uploads: %v", err)
+		}
+	})
+	st := openTestStore(t, db)
+	// scans returns the count of scans with result, once the metrics are
+	// served (so the tree is open), polling until then.
+	scans := func(result string) int {
+		t.Helper()
+		for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+			if n, err := scrapeCounter(metrics, `cdnapi_uploads_scans_total{result="`+result+`"}`); err == nil {
+				return n
+			} else if time.Since(start) > 2*time.Minute {
+				t.Fatalf("no metrics from cdnapi uploads: %v\n%s", err, logs.String())
+			}
+		}
+	}
+	scans("timeout")
+
+	clam.Freeze(t)
+	body := []byte("uploaded while clamd hangs")
+	// As the upload server writes: whole, then renamed into place.
+	tmp := filepath.Join(root, "upload.tmp")
+	if err := os.WriteFile(tmp, body, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "incoming", "site"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(root, "incoming", "site", "hung.txt")); err != nil {
+		t.Fatal(err)
+	}
+	// The guard is minutes, far over the 1 s asked for: without a timeout
+	// the scan never ends, and this fails rather than hangs.
+	for start := time.Now(); scans("timeout") == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Since(start) > 2*time.Minute {
+			t.Fatalf("no scan timed out %v after the upload, with clamd frozen:\n%s", time.Since(start), logs.String())
+		}
+	}
+	if !strings.Contains(logs.String(), `"msg":"uploads: a scan timed out; the file waits in staging and is retried","project":"site","path":"hung.txt"`) {
+		t.Errorf("no log line of the timeout:\n%s", logs.String())
+	}
+	if filesUnder(t, filepath.Join(root, "origin"))["site/hung.txt"] {
+		t.Fatal("a file whose scan timed out is in the origin")
+	}
+	if !filesUnder(t, filepath.Join(root, "staging"))["site/hung.txt"] && !filesUnder(t, filepath.Join(root, "incoming"))["site/hung.txt"] {
+		t.Fatalf("the file is neither in staging nor in incoming: %v", filesUnder(t, root))
+	}
+	if listed := listedChecksums(t, st, "site"); len(listed) != 0 {
+		t.Fatalf("listed while its scan timed out: %v", listed)
+	}
+
+	clam.Thaw(t)
+	want := fmt.Sprintf("sha256:%x", sha256.Sum256(body))
+	for start := time.Now(); listedChecksums(t, st, "site")["hung.txt"] != want; time.Sleep(50 * time.Millisecond) {
+		if time.Since(start) > 2*time.Minute {
+			t.Fatalf("hung.txt not listed %v after clamd was thawed: %v\n%s", time.Since(start), filesUnder(t, root), logs.String())
+		}
+	}
+	if n := scans("clean"); n != 1 {
+		t.Errorf("%d clean scans, want the one that promoted hung.txt", n)
+	}
+}
+
+// listedChecksums returns the checksums of project's listed files, by
+// filename, read from the store.
+func listedChecksums(t *testing.T, st store, project string) map[string]string {
+	t.Helper()
+	page, err := st.ListFiles(t.Context(), cdnapi.FileQuery{Project: project, Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, f := range page {
+		out[f.Filename] = f.Checksum
+	}
+	return out
+}
+
+// scrapeCounter reads the value of the sample named (with its labels) from
+// the Prometheus text at url.
+func scrapeCounter(url, sample string) (int, error) {
+	res, err := http.Get(url)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), sample+" "); ok {
+			var n float64
+			_, err := fmt.Sscan(v, &n)
+			return int(n), err
+		}
+	}
+	return 0, fmt.Errorf("no %s in %s", sample, url)
 }
 
 // TestUploadsSurviveKill kills `cdnapi uploads` (a process of its own) with

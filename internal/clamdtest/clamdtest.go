@@ -10,6 +10,7 @@ package clamdtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -218,12 +219,40 @@ func (s *Server) Stop(tb testing.TB) {
 		return
 	}
 	s.cmd.Process.Signal(syscall.SIGTERM)
+	s.cmd.Process.Signal(syscall.SIGCONT) // a frozen clamd acts on SIGTERM once it runs
 	select {
 	case <-s.exited:
 		s.cmd = nil
 	case <-time.After(stopTimeout):
 		s.kill()
 		tb.Errorf("clamdtest: clamd did not exit %v after SIGTERM: %s", stopTimeout, s.logTail())
+	}
+}
+
+// Freeze stops clamd with SIGSTOP: it is there but answers nothing. The
+// kernel still accepts connections into its socket's backlog and takes what
+// a client writes into the buffers, so a client hangs on the reply, as with
+// a clamd that is stuck. Thaw, or the end of tb, lets it run again.
+func (s *Server) Freeze(tb testing.TB) {
+	tb.Helper()
+	if s.cmd == nil {
+		tb.Fatal("clamdtest: Freeze of a clamd that is not running")
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		tb.Fatalf("clamdtest: SIGSTOP: %v", err)
+	}
+	tb.Cleanup(func() { s.Thaw(tb) })
+}
+
+// Thaw lets a frozen clamd run again (SIGCONT); it then answers what
+// waited, in the order it came. On a clamd not frozen it does nothing.
+func (s *Server) Thaw(tb testing.TB) {
+	tb.Helper()
+	if s.cmd == nil {
+		return
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		tb.Errorf("clamdtest: SIGCONT: %v", err)
 	}
 }
 

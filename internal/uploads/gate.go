@@ -50,6 +50,17 @@ const (
 	DefaultRetry   = 2 * time.Second
 	DefaultRescan  = time.Minute
 	DefaultWorkers = 2
+	// DefaultScanTimeout is clamd's own bound on a scan (MaxScanTime,
+	// 120 s by default), with 30 s more for the wait in its queue and the
+	// connection: a scan that clamd would finish, with any verdict, is
+	// never cut short by ours.
+	DefaultScanTimeout = 150 * time.Second
+	// DefaultScanTimeoutPerMiB is added for each MiB of the file: bytes
+	// that move before clamd's clock starts (INSTREAM streams the whole
+	// file first) or that it reads from disk. 1 s is reading at 1 MiB/s,
+	// slower than any disk or link clamd should be on; the upload
+	// server's default limit, 100 MiB, gets 100 s more.
+	DefaultScanTimeoutPerMiB = time.Second
 )
 
 // Options configure a Gate.
@@ -65,6 +76,15 @@ type Options struct {
 	// besides inotify's events, which a full queue can drop;
 	// DefaultRescan.
 	Rescan time.Duration
+	// ScanTimeout, plus ScanTimeoutPerMiB for each MiB of the file (a
+	// part counts as a whole), bounds one scan: a clamd that accepts a
+	// connection and never answers would otherwise hold a worker for
+	// good, and with every worker held nothing is promoted. A scan that
+	// times out is a scan that could not finish: the file waits in
+	// staging and is retried. DefaultScanTimeout and
+	// DefaultScanTimeoutPerMiB when not positive.
+	ScanTimeout       time.Duration
+	ScanTimeoutPerMiB time.Duration
 	// Promoted, when set, is told of each file moved into the origin.
 	Promoted func(project, rel string)
 	Metrics  *Metrics     // nil records nothing
@@ -96,6 +116,12 @@ func New(t *Tree, o Options) *Gate {
 	}
 	if o.Rescan <= 0 {
 		o.Rescan = DefaultRescan
+	}
+	if o.ScanTimeout <= 0 {
+		o.ScanTimeout = DefaultScanTimeout
+	}
+	if o.ScanTimeoutPerMiB <= 0 {
+		o.ScanTimeoutPerMiB = DefaultScanTimeoutPerMiB
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -200,9 +226,7 @@ func (g *Gate) scanStaged(ctx context.Context, project, rel string) (Outcome, er
 		return Nothing, unix.Unlinkat(sd, name, 0) // only regular files are staged
 	}
 
-	start := time.Now()
-	res, err := g.o.Scanner.ScanFile(ctx, f)
-	g.o.Metrics.scanned(res, err, time.Since(start))
+	res, err := g.scan(ctx, f, st.Size, project, rel)
 	if err == nil && changed(fd, &st) {
 		// Written to while it was scanned, by something other than the
 		// upload server, which renames whole files into place: what was
@@ -242,6 +266,31 @@ func (g *Gate) scanStaged(ctx context.Context, project, rel string) (Outcome, er
 		g.o.Promoted(project, rel)
 	}
 	return Promoted, nil
+}
+
+// scan has the Scanner scan f, of size bytes, within the file's scan
+// timeout, and counts the result. A timeout is logged for each file, with
+// what it was given: unlike clamd being down, which the first failure of a
+// spell tells, it may be one file that clamd cannot finish.
+func (g *Gate) scan(ctx context.Context, f *os.File, size int64, project, rel string) (clamd.Result, error) {
+	limit := g.scanTimeout(size)
+	sctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	start := time.Now()
+	res, err := g.o.Scanner.ScanFile(sctx, f)
+	timedOut := err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded)
+	g.o.Metrics.scanned(res, err, timedOut, time.Since(start))
+	if timedOut {
+		g.o.Logger.Warn("uploads: a scan timed out; the file waits in staging and is retried",
+			"project", project, "path", rel, "bytes", size, "timeout", limit.String())
+	}
+	return res, err
+}
+
+// scanTimeout is how long the scan of a file of size bytes may take.
+func (g *Gate) scanTimeout(size int64) time.Duration {
+	mib := (size + 1<<20 - 1) >> 20
+	return g.o.ScanTimeout + time.Duration(mib)*g.o.ScanTimeoutPerMiB
 }
 
 // quarantine records the infected file f, staged in sd, as an event, then

@@ -21,7 +21,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		scans: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cdnapi_uploads_scans_total",
-			Help: "Uploads scanned, by result: clean, infected, or error (the scan could not finish; the file waits in staging)."},
+			Help: "Uploads scanned, by result: clean, infected, timeout (no verdict within the scan timeout) or error (the scan could not finish otherwise); after a timeout or an error the file waits in staging."},
 			[]string{"result"}),
 		scanTime: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "cdnapi_uploads_scan_duration_seconds", Help: "Time clamd took to scan an upload.",
@@ -29,18 +29,21 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		promotes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "cdnapi_uploads_promoted_total", Help: "Uploads scanned clean and moved into the origin."}),
 	}
-	for _, r := range []string{"clean", "infected", "error"} {
+	for _, r := range []string{"clean", "infected", "timeout", "error"} {
 		m.scans.WithLabelValues(r)
 	}
 	reg.MustRegister(m.scans, m.scanTime, m.promotes)
 	return m
 }
 
-func (m *Metrics) scanned(res clamd.Result, err error, took time.Duration) {
+func (m *Metrics) scanned(res clamd.Result, err error, timedOut bool, took time.Duration) {
 	if m == nil {
 		return
 	}
 	switch {
+	case timedOut:
+		m.scans.WithLabelValues("timeout").Inc()
+		return
 	case err != nil:
 		m.scans.WithLabelValues("error").Inc()
 		return
