@@ -135,3 +135,60 @@ func TestFollowOnceCombined(t *testing.T) {
 		t.Errorf("follow --once of a combined log: %v", err)
 	}
 }
+
+// TestIngestRejectsBounded: what edges send decides what lands in
+// --ingest-rejects, so serve bounds the file as follow bounds --rejects.
+// Two batches of 1.2 MB of invalid lines each through the ingest address
+// leave at most 1 MiB in the file and 1 MiB in FILE.1, every line whole
+// (a batch's lines past the bound are not cut), and the newest batch's
+// lines kept.
+func TestIngestRejectsBounded(t *testing.T) {
+	db := migratedDB(t, "rejects.db")
+	mustRunCmd(t, demoRegionsNDJSON(t), "ingest", "regions", "--db", db)
+	key := newProjectKey(t, db, "--scope", "edge", "--region", "FRA1")
+	rejects := filepath.Join(t.TempDir(), "rejects.ndjson")
+	ingestAddr := freeAddr(t)
+	startServe(t, nil, "--db", db, "--ingest-addr", ingestAddr, "--ingest-rejects", rejects, "--ingest-rejects-max-mib", "1")
+
+	// Two batches of twenty invalid lines of 60,000 bytes, each its own.
+	sent := map[string]bool{}
+	var last []string
+	for b := range 2 {
+		var batch strings.Builder
+		last = last[:0]
+		for i := range 20 {
+			line := fmt.Sprintf(`{"batch":%d,"line":%d,"junk":"%s"}`, b, i, strings.Repeat("x", 60_000))
+			sent[line], last = true, append(last, line)
+			batch.WriteString(line + "\n")
+		}
+		status, body := postEdgeLogs(t, "http://"+ingestAddr, key, batch.String())
+		if status != 200 || !strings.Contains(body, `"rejected":20`) {
+			t.Fatalf("batch %d: %d %s", b, status, body)
+		}
+	}
+
+	kept := map[string]bool{}
+	for _, name := range []string{rejects, rejects + ".1"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) > 1<<20 {
+			t.Errorf("%s holds %d bytes, past the 1 MiB bound", name, len(data))
+		}
+		if len(data) == 0 || data[len(data)-1] != '\n' {
+			t.Errorf("%s does not end with a whole line", name)
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+			if !sent[line] {
+				t.Errorf("%s holds a line that was not sent whole: %.80s…", name, line)
+			}
+			kept[line] = true
+		}
+	}
+	for _, line := range last {
+		if !kept[line] {
+			t.Errorf("the newest batch's line %.40s… is not kept", line)
+		}
+	}
+}

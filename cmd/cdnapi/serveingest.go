@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +12,7 @@ import (
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/api"
 	"github.com/cdnapi/cdnapi/internal/edgelog"
+	"github.com/cdnapi/cdnapi/internal/follow"
 	"github.com/cdnapi/cdnapi/internal/httpapi"
 	"github.com/cdnapi/cdnapi/internal/ratelimit"
 )
@@ -25,6 +25,7 @@ type ingestFlags struct {
 	rateLimit     *int
 	rateBurst     *int
 	rejects       *string
+	rejectsMiB    *int64
 }
 
 func addIngestFlags(fs *flag.FlagSet) ingestFlags {
@@ -35,6 +36,8 @@ func addIngestFlags(fs *flag.FlagSet) ingestFlags {
 		rateLimit:     fs.Int("ingest-rate-limit", 0, "batches per second allowed to each edge key on average; 0: no limit"),
 		rateBurst:     fs.Int("ingest-rate-burst", 0, "batches an edge key may send at once (default: twice --ingest-rate-limit)"),
 		rejects:       fs.String("ingest-rejects", "", "append each rejected line of a committed batch to this file, as follow --rejects does"),
+		rejectsMiB: fs.Int64("ingest-rejects-max-mib", 100, "the --ingest-rejects file's bound in MiB: past it the file is renamed FILE.1 (replacing the one before) "+
+			"and a new one begun, so rejects take at most twice this, whatever the edges send"),
 	}
 }
 
@@ -42,6 +45,8 @@ func (f ingestFlags) validate() error {
 	switch {
 	case *f.addr == "" && (*f.rateLimit != 0 || *f.rateBurst != 0 || *f.rejects != ""):
 		return usageError{"--ingest-rate-limit, --ingest-rate-burst and --ingest-rejects need --ingest-addr"}
+	case *f.rejectsMiB <= 0:
+		return usageError{"--ingest-rejects-max-mib must be positive"}
 	case *f.maxBatchBytes <= 0:
 		return usageError{"--ingest-max-batch-bytes must be positive"}
 	case *f.rateLimit < 0 || *f.rateBurst < 0:
@@ -58,7 +63,9 @@ func (f ingestFlags) handler(cfg serveConfig, st edgelog.Store, keys httpapi.Key
 	metrics *httpapi.Metrics, logger, accessLog *slog.Logger) (_ http.Handler, closers []func() error, err error) {
 	rcfg := edgelog.Config{Metrics: edgelog.NewMetrics(reg), Logger: logger}
 	if *f.rejects != "" {
-		file, err := os.OpenFile(*f.rejects, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		// Edges, the least trusted machines, choose what lands in this
+		// file: it is bounded and rotated as follow's is.
+		file, err := follow.OpenRejects(*f.rejects, *f.rejectsMiB<<20)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--ingest-rejects: %w", err)
 		}

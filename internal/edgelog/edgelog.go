@@ -217,21 +217,31 @@ func (r *Receiver) Receive(ctx context.Context, region string, body []byte) (Cou
 	return c, nil
 }
 
+// rejectsChunk bounds one write to Config.Rejects. Each write holds whole
+// lines (a rejected line is at most ingest.MaxLineBytes), so that a
+// bounded file, which rotates before a write that would pass its bound
+// (follow.RejectsFile), rotates between lines, never within one.
+const rejectsChunk = ingest.MaxLineBytes + 1
+
 // writeRejects appends the rejected lines of a committed batch to
 // Config.Rejects, each batch's lines together.
 func (r *Receiver) writeRejects(lines [][]byte) {
 	if r.cfg.Rejects == nil {
 		return
 	}
-	var b bytes.Buffer
-	for _, l := range lines {
-		b.Write(l)
-		b.WriteByte('\n')
-	}
 	r.rejectsMu.Lock()
 	defer r.rejectsMu.Unlock()
-	if _, err := r.cfg.Rejects.Write(b.Bytes()); err != nil {
-		r.cfg.Logger.Error("edge log: cannot keep the rejected lines", "err", err)
+	b := make([]byte, 0, rejectsChunk)
+	for i, l := range lines {
+		b = append(append(b, l...), '\n')
+		if i+1 < len(lines) && len(b)+len(lines[i+1])+1 <= rejectsChunk {
+			continue
+		}
+		if _, err := r.cfg.Rejects.Write(b); err != nil {
+			r.cfg.Logger.Error("edge log: cannot keep the rejected lines", "err", err)
+			return
+		}
+		b = b[:0]
 	}
 }
 
