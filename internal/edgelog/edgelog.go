@@ -18,7 +18,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -65,10 +64,6 @@ type Counts struct {
 	FirstRejection     string
 	FirstRejectionLine int
 }
-
-// ErrBody is wrapped in Receive's error when the body is neither NDJSON
-// nor a JSON array of log lines.
-var ErrBody = errors.New("the body is neither NDJSON nor a JSON array of log lines")
 
 // regionRefresh is how often, at most, the regions are read again when a
 // line names one the receiver does not know: it may have been added since.
@@ -143,15 +138,13 @@ func (r *Receiver) parser(ctx context.Context, stale bool) (versioned, error) {
 // Receive parses body, the lines of one batch sent with an edge key of
 // region, and commits the assets of its listed lines in one transaction.
 // Lines of another region are rejected. It returns what became of the
-// lines once they are committed, and only then. A body of the wrong shape
-// is an error wrapping ErrBody; any other error is the store's, and
-// nothing of the batch was written.
+// lines once they are committed, and only then. An error is the store's
+// (or ctx's), and the batch is to be sent again: it was not acknowledged,
+// though it may have been written with the batches it was merged with
+// (commit.go), which the retry then writes again, as the same rows.
 func (r *Receiver) Receive(ctx context.Context, region string, body []byte) (Counts, error) {
 	var c Counts
-	lines, err := splitLines(body)
-	if err != nil {
-		return c, err
-	}
+	lines := splitLines(body)
 	v, err := r.parser(ctx, false)
 	if err != nil {
 		return c, err
@@ -247,11 +240,16 @@ func (r *Receiver) writeRejects(lines [][]byte) {
 
 // splitLines returns the lines of body: the elements of a JSON array when
 // it is one (objects as they were sent, strings as the line they hold),
-// else its lines, without blank ones and without a trailing \r.
-func splitLines(body []byte) ([][]byte, error) {
+// else its lines, without blank ones and without a trailing \r. A body
+// that starts with [ and is not one JSON array is read as lines: a log
+// line is never an array, so its lines are each rejected or taken on
+// their own, as in any NDJSON batch, rather than the whole batch refused.
+func splitLines(body []byte) [][]byte {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		return arrayLines(trimmed)
+		if lines, ok := arrayLines(trimmed); ok {
+			return lines
+		}
 	}
 	var lines [][]byte
 	for len(body) > 0 {
@@ -267,27 +265,27 @@ func splitLines(body []byte) ([][]byte, error) {
 		}
 		lines = append(lines, line)
 	}
-	return lines, nil
+	return lines
 }
 
-// arrayLines returns the elements of a JSON array of log lines. An
+// arrayLines returns the elements of body, if it is one JSON array. An
 // element that is a string is the line it holds, for shippers that send
 // each message as a JSON string.
-func arrayLines(body []byte) ([][]byte, error) {
+func arrayLines(body []byte) ([][]byte, bool) {
 	var raw []json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, fmt.Errorf("%w: a body that starts with [ must be one JSON array", ErrBody)
+		return nil, false
 	}
 	lines := make([][]byte, 0, len(raw))
 	for _, el := range raw {
 		if len(el) > 0 && el[0] == '"' {
 			var s string
 			if err := json.Unmarshal(el, &s); err != nil {
-				return nil, fmt.Errorf("%w: %v", ErrBody, err)
+				return nil, false // not reached: the array is valid JSON
 			}
 			el = []byte(s)
 		}
 		lines = append(lines, el)
 	}
-	return lines, nil
+	return lines, true
 }
