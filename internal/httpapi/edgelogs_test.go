@@ -5,13 +5,18 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +28,7 @@ import (
 	"github.com/cdnapi/cdnapi/internal/auth"
 	"github.com/cdnapi/cdnapi/internal/edgelog"
 	"github.com/cdnapi/cdnapi/internal/ratelimit"
+	"github.com/cdnapi/cdnapi/internal/sqlite"
 	"github.com/cdnapi/cdnapi/internal/storetest"
 	"github.com/cdnapi/cdnapi/internal/teststore"
 )
@@ -41,7 +47,12 @@ type ingestEnv struct {
 
 func newIngestEnv(t *testing.T, cfg IngestConfig, wrap func(cdnapi.Store) edgelog.Store) *ingestEnv {
 	t.Helper()
-	st := teststore.SQLite(t)
+	return newIngestEnvOn(t, teststore.SQLite(t), cfg, wrap)
+}
+
+// newIngestEnvOn is newIngestEnv over st, a migrated store.
+func newIngestEnvOn(t *testing.T, st *sqlite.Store, cfg IngestConfig, wrap func(cdnapi.Store) edgelog.Store) *ingestEnv {
+	t.Helper()
 	if err := storetest.Writer(st).PutRegions(t.Context(), []cdnapi.Region{
 		{Code: "FRA1", Name: "Frankfurt", Zone: "eu-central", Country: "DE", Status: cdnapi.StatusOperational},
 		{Code: "SIN1", Name: "Singapore", Zone: "ap-southeast", Country: "SG", Status: cdnapi.StatusOperational},
@@ -350,5 +361,108 @@ func TestIngestBodyIncomplete(t *testing.T) {
 	// Sent whole, the same batch is taken.
 	if w := e.post(t, e.fra, "", lines); w.Code != 200 || !strings.Contains(w.Body.String(), `"taken":200`) {
 		t.Errorf("the whole batch: %d %s", w.Code, w.Body)
+	}
+}
+
+// TestIngestStoreBehind: a store that is behind, here a real SQLite file
+// whose write lock another connection holds (BEGIN IMMEDIATE), so that
+// commits wait for it. With one commit at a time and a store timeout of a
+// second, batches sent together wait for the commit slot or for the lock
+// past the store timeout: each gets 503 storage_unavailable with
+// Retry-After over real HTTP, and none is listed. Once the lock is
+// released, each sent again is taken, and every request is one row.
+func TestIngestStoreBehind(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "behind.db")
+	st, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	if err := st.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e := newIngestEnvOn(t, st, IngestConfig{MaxCommits: 1, StoreTimeout: time.Second}, nil)
+	srv := httptest.NewServer(e.h)
+	t.Cleanup(srv.Close)
+	post := func(body string) (*http.Response, string) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+EdgeLogsPath, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+e.fra)
+		c := &http.Client{Timeout: 2 * time.Minute} // a guard against a hang
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Error(err)
+			return nil, ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	// A first batch, before the lock, so that the regions are read.
+	if resp, body := post(edgeLogLine(1000, "FRA1") + "\n"); resp == nil || resp.StatusCode != 200 {
+		t.Fatalf("the first batch: %s", body)
+	}
+
+	holder, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { holder.Close() })
+	lock, err := holder.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Close() })
+	if _, err := lock.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil { // SQLite's write lock
+		t.Fatal(err)
+	}
+
+	batches := make([]string, 4)
+	for b := range batches {
+		for i := range 10 {
+			batches[b] += edgeLogLine(10*b+i, "FRA1") + "\n"
+		}
+	}
+	var wg sync.WaitGroup
+	for b, batch := range batches {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, body := post(batch)
+			if resp == nil {
+				return
+			}
+			var answer struct{ Error struct{ Code string } }
+			json.Unmarshal([]byte(body), &answer)
+			retry, err := strconv.Atoi(resp.Header.Get("Retry-After"))
+			if resp.StatusCode != 503 || answer.Error.Code != cdnapi.CodeStorageUnavailable || err != nil || retry < 1 {
+				t.Errorf("batch %d while the store is behind: %d, Retry-After %q: %s",
+					b, resp.StatusCode, resp.Header.Get("Retry-After"), body)
+			}
+		}()
+	}
+	wg.Wait()
+	if page, err := e.st.ListAssets(ctx, cdnapi.AssetQuery{Limit: 100}); err != nil || len(page) != 1 {
+		t.Fatalf("%d assets (%v) while the store was behind, want the first batch's 1", len(page), err)
+	}
+
+	if _, err := lock.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	for b, batch := range batches {
+		if resp, body := post(batch); resp == nil || resp.StatusCode != 200 || !strings.Contains(body, `"taken":10`) {
+			t.Errorf("batch %d sent again: %s", b, body)
+		}
+	}
+	page, err := e.st.ListAssets(ctx, cdnapi.AssetQuery{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]int{}
+	for _, a := range page {
+		ids[a.ID]++
+	}
+	if len(page) != 41 || len(ids) != 41 {
+		t.Errorf("%d assets, %d requests, once the batches were sent again; want 41 of each", len(page), len(ids))
 	}
 }
