@@ -55,7 +55,9 @@ func newProjectKey(t testing.TB, db string, args ...string) string {
 // TestIngestEdgeLogsEndToEnd runs serve with --ingest-addr on each engine:
 // an edge key of FRA1 sends a batch twice, and its FRA1 lines are listed
 // once; its SIN1 line is rejected, counted and never listed; no key gets
-// 401, a read key 403; the metrics count by region.
+// 401, a read key 403; the metrics count by region, and the error and
+// line counters of each region the store knows exist at 0 before any
+// batch, so that alerts on them need no `or vector(0)`.
 func TestIngestEdgeLogsEndToEnd(t *testing.T) {
 	for _, engine := range edgeEngines {
 		t.Run(engine.name, func(t *testing.T) {
@@ -66,6 +68,22 @@ func TestIngestEdgeLogsEndToEnd(t *testing.T) {
 			ingestAddr := freeAddr(t)
 			srv := startServe(t, nil, "--db", db, "--ingest-addr", ingestAddr)
 			base := "http://" + ingestAddr
+
+			s, err := scrape(srv.admin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, region := range []string{"FRA1", "SIN1"} {
+				atZero := []string{fmt.Sprintf(`cdnapi_edgelog_store_errors_total{region="%s"}`, region)}
+				for _, result := range []string{"taken", "skipped", "rejected", "other_region"} {
+					atZero = append(atZero, fmt.Sprintf(`cdnapi_edgelog_lines_total{region="%s",result="%s"}`, region, result))
+				}
+				for _, metric := range atZero {
+					if v, ok := s[metric]; !ok || v != 0 {
+						t.Errorf("before any batch, %s = %v (present: %v), want 0", metric, v, ok)
+					}
+				}
+			}
 
 			batch := edgeLogLine(1, "FRA1") + "\n" + edgeLogLine(2, "SIN1") + "\n" +
 				strings.Replace(edgeLogLine(3, "FRA1"), `"msec":`, `"remote_addr":"192.0.2.7","msec":`, 1) + "\n"
@@ -102,7 +120,7 @@ func TestIngestEdgeLogsEndToEnd(t *testing.T) {
 			if strings.Contains(string(b), fmt.Sprintf("%032x", 2)) {
 				t.Errorf("SIN1's line sent with FRA1's key is listed: %s", b)
 			}
-			s, err := scrape(srv.admin)
+			s, err = scrape(srv.admin)
 			if err != nil {
 				t.Fatal(err)
 			}

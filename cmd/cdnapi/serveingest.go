@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -59,7 +60,7 @@ func (f ingestFlags) validate() error {
 
 // handler returns the ingest listener's handler, writing into st; closers
 // are to run once it has stopped.
-func (f ingestFlags) handler(cfg serveConfig, st edgelog.Store, keys httpapi.KeyVerifier, reg prometheus.Registerer,
+func (f ingestFlags) handler(ctx context.Context, cfg serveConfig, st edgelog.Store, keys httpapi.KeyVerifier, reg prometheus.Registerer,
 	metrics *httpapi.Metrics, logger, accessLog *slog.Logger) (_ http.Handler, closers []func() error, err error) {
 	rcfg := edgelog.Config{Metrics: edgelog.NewMetrics(reg), Logger: logger}
 	if *f.rejects != "" {
@@ -81,6 +82,13 @@ func (f ingestFlags) handler(cfg serveConfig, st edgelog.Store, keys httpapi.Key
 		limiter = ratelimit.NewMemory(ratelimit.Policy{Rate: rate, Burst: burst})
 	}
 	receiver := edgelog.New(st, rcfg)
+	// The regions now, so that their metrics exist at 0 from the start; a
+	// store that cannot answer yet leaves them to the first batch.
+	rctx, cancel := context.WithTimeout(ctx, max(cfg.storeTimeout, ingestStoreTimeout))
+	if err := receiver.ReadRegions(rctx); err != nil {
+		logger.Warn("ingest: regions not read at start; the first batch reads them", "err", err)
+	}
+	cancel()
 	closers = append([]func() error{receiver.Close}, closers...) // the committer first: it may write rejects
 	return httpapi.NewIngest(httpapi.IngestConfig{
 		Keys: keys, Receiver: receiver, Limiter: limiter,

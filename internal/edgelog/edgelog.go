@@ -114,18 +114,10 @@ func (r *Receiver) parser(ctx context.Context, stale bool) (versioned, error) {
 	version := r.version
 	r.mu.Unlock()
 	if need {
-		regions, err := r.st.ListRegions(ctx)
-		if err != nil {
+		var err error
+		if version, err = r.readRegions(ctx); err != nil {
 			return versioned{}, err
 		}
-		if regions == nil {
-			regions = []cdnapi.Region{}
-		}
-		r.mu.Lock()
-		r.regions, r.regionsRead = regions, r.cfg.Now()
-		r.version++
-		version = r.version
-		r.mu.Unlock()
 	}
 	if v, ok := r.parsers.Get().(versioned); ok && v.version == version {
 		return v, nil
@@ -133,6 +125,34 @@ func (r *Receiver) parser(ctx context.Context, stale bool) (versioned, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return versioned{p: ingest.NewEdgeParser(r.regions), version: r.version}, nil
+}
+
+// ReadRegions reads the regions now, rather than on the first batch, so
+// that the metrics of each region exist from the start, at 0: an alert on
+// their rate then needs no `or vector(0)`. Regions added later get theirs
+// when a batch names them.
+func (r *Receiver) ReadRegions(ctx context.Context) error {
+	_, err := r.readRegions(ctx)
+	return err
+}
+
+// readRegions reads the regions from the store and returns their version.
+func (r *Receiver) readRegions(ctx context.Context) (uint64, error) {
+	regions, err := r.st.ListRegions(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if regions == nil {
+		regions = []cdnapi.Region{}
+	}
+	for _, rg := range regions {
+		r.cfg.Metrics.known(rg.Code)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.regions, r.regionsRead = regions, r.cfg.Now()
+	r.version++
+	return r.version, nil
 }
 
 // Receive parses body, the lines of one batch sent with an edge key of
@@ -183,6 +203,11 @@ func (r *Receiver) Receive(ctx context.Context, region string, body []byte) (Cou
 		switch {
 		case err != nil:
 			reject(i, line, err.Error(), false)
+		case req.RefusedByNginx:
+			// nginx's own 400 or 414, answered before the server block set
+			// the region: any scanner makes them. Skipped, as follow skips
+			// them, rather than rejected as another region's.
+			c.Skipped++
 		case req.Region != region:
 			reject(i, line, fmt.Sprintf("region: %s; want %s, the region of this edge key", req.Region, region), true)
 		case !req.Listed:

@@ -140,6 +140,23 @@ func TestReceiveArray(t *testing.T) {
 	}
 }
 
+// TestReceiveNginxRefusal: nginx's own 400 or 414 to a request it could
+// not read has no region, as the follower sees it; through an edge key it
+// is skipped, as follow skips it, not rejected as another region's line.
+func TestReceiveNginxRefusal(t *testing.T) {
+	st := newStore(t, teststore.Engines[0])
+	var rejects bytes.Buffer
+	r := edgelog.New(st, edgelog.Config{Rejects: &rejects})
+	refused := `{"request_id":"00000000000000000000000000000009","msec":1764072187.100,"region":"","request_method":"","uri":"","status":400,"body_bytes_sent":150,"upstream_cache_status":""}`
+	c, err := r.Receive(t.Context(), "FRA1", []byte(refused+"\n"+line(1, "FRA1", 200)+"\n"))
+	if err != nil || c.Lines != 2 || c.Taken != 1 || c.Skipped != 1 || c.Rejected != 0 {
+		t.Errorf("Receive = %+v, %v; want nginx's refusal skipped and the other line taken", c, err)
+	}
+	if rejects.Len() != 0 {
+		t.Errorf("rejects kept: %q", rejects.String())
+	}
+}
+
 // TestReceiveNewRegion: a region added while the receiver runs is read
 // again when a line names it, at most every few seconds.
 func TestReceiveNewRegion(t *testing.T) {
