@@ -212,7 +212,7 @@ func (ing *ingestHandler) readBody(w http.ResponseWriter, r *http.Request) ([]by
 		return nil, tooLarge
 	}
 	wire := &wireReader{r: r.Body}
-	data, err := ing.decodeBody(http.MaxBytesReader(w, io.NopCloser(wire), limit), r.Header.Get("Content-Encoding"), limit)
+	data, err := decodeBody(http.MaxBytesReader(w, io.NopCloser(wire), limit), r.Header.Get("Content-Encoding"), limit)
 	if err != nil && wire.err != nil {
 		return nil, errBodyIncomplete
 	}
@@ -242,7 +242,7 @@ func (w *wireReader) Read(p []byte) (int, error) {
 }
 
 // decodeBody reads body, decoded as encoding says, up to limit+1 bytes.
-func (ing *ingestHandler) decodeBody(body io.Reader, encoding string, limit int64) ([]byte, error) {
+func decodeBody(body io.Reader, encoding string, limit int64) ([]byte, error) {
 	switch strings.ToLower(strings.TrimSpace(encoding)) {
 	case "", "identity":
 	case "gzip", "x-gzip":
