@@ -22,6 +22,9 @@ const (
 	CodeRateLimited            = "rate_limited"
 	CodeInternal               = "internal_error"
 	CodeStorageUnavailable     = "storage_unavailable"
+	// CodeBodyIncomplete is the ingest address's: a batch whose body did
+	// not arrive whole (the connection was cut, or the read timed out).
+	CodeBodyIncomplete = "body_incomplete"
 )
 
 // Error is an error that a client may see. Its Message is one plain sentence

@@ -268,6 +268,7 @@ func TestIngestDocument(t *testing.T) {
 		cdnapi.CodeParameterInvalid, cdnapi.CodeAuthenticationRequired, cdnapi.CodeAPIKeyInvalid,
 		cdnapi.CodePermissionDenied, cdnapi.CodeNotFound, cdnapi.CodeMethodNotAllowed, cdnapi.CodeBodyTooLarge,
 		cdnapi.CodeEncodingUnsupported, cdnapi.CodeRateLimited, cdnapi.CodeInternal, cdnapi.CodeStorageUnavailable,
+		cdnapi.CodeBodyIncomplete,
 	}
 	if got := strs(t, at(t, schemas, "Error", "properties", "error", "properties", "code", "enum")); !sameSet(got, codes) {
 		t.Errorf("the ingest document's error codes are %v, want %v", got, codes)

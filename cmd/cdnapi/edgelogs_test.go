@@ -55,7 +55,9 @@ func newProjectKey(t testing.TB, db string, args ...string) string {
 // TestIngestEdgeLogsEndToEnd runs serve with --ingest-addr on each engine:
 // an edge key of FRA1 sends a batch twice, and its FRA1 lines are listed
 // once; its SIN1 line is rejected, counted and never listed; no key gets
-// 401, a read key 403; the metrics count by region.
+// 401, a read key 403; the metrics count by region, and the error and
+// line counters of each region the store knows exist at 0 before any
+// batch, so that alerts on them need no `or vector(0)`.
 func TestIngestEdgeLogsEndToEnd(t *testing.T) {
 	for _, engine := range edgeEngines {
 		t.Run(engine.name, func(t *testing.T) {
@@ -66,6 +68,22 @@ func TestIngestEdgeLogsEndToEnd(t *testing.T) {
 			ingestAddr := freeAddr(t)
 			srv := startServe(t, nil, "--db", db, "--ingest-addr", ingestAddr)
 			base := "http://" + ingestAddr
+
+			s, err := scrape(srv.admin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, region := range []string{"FRA1", "SIN1"} {
+				atZero := []string{fmt.Sprintf(`cdnapi_edgelog_store_errors_total{region="%s"}`, region)}
+				for _, result := range []string{"taken", "skipped", "rejected", "other_region"} {
+					atZero = append(atZero, fmt.Sprintf(`cdnapi_edgelog_lines_total{region="%s",result="%s"}`, region, result))
+				}
+				for _, metric := range atZero {
+					if v, ok := s[metric]; !ok || v != 0 {
+						t.Errorf("before any batch, %s = %v (present: %v), want 0", metric, v, ok)
+					}
+				}
+			}
 
 			batch := edgeLogLine(1, "FRA1") + "\n" + edgeLogLine(2, "SIN1") + "\n" +
 				strings.Replace(edgeLogLine(3, "FRA1"), `"msec":`, `"remote_addr":"192.0.2.7","msec":`, 1) + "\n"
@@ -102,7 +120,7 @@ func TestIngestEdgeLogsEndToEnd(t *testing.T) {
 			if strings.Contains(string(b), fmt.Sprintf("%032x", 2)) {
 				t.Errorf("SIN1's line sent with FRA1's key is listed: %s", b)
 			}
-			s, err := scrape(srv.admin)
+			s, err = scrape(srv.admin)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,5 +151,62 @@ func TestFollowOnceCombined(t *testing.T) {
 	if !errors.Is(err, follow.ErrAllRejected) || strings.Contains(err.Error(), "\n") ||
 		!strings.Contains(err.Error(), "combined") || !strings.Contains(err.Error(), "deploy/nginx/cdnapi-log.conf") {
 		t.Errorf("follow --once of a combined log: %v", err)
+	}
+}
+
+// TestIngestRejectsBounded: what edges send decides what lands in
+// --ingest-rejects, so serve bounds the file as follow bounds --rejects.
+// Two batches of 1.2 MB of invalid lines each through the ingest address
+// leave at most 1 MiB in the file and 1 MiB in FILE.1, every line whole
+// (a batch's lines past the bound are not cut), and the newest batch's
+// lines kept.
+func TestIngestRejectsBounded(t *testing.T) {
+	db := migratedDB(t, "rejects.db")
+	mustRunCmd(t, demoRegionsNDJSON(t), "ingest", "regions", "--db", db)
+	key := newProjectKey(t, db, "--scope", "edge", "--region", "FRA1")
+	rejects := filepath.Join(t.TempDir(), "rejects.ndjson")
+	ingestAddr := freeAddr(t)
+	startServe(t, nil, "--db", db, "--ingest-addr", ingestAddr, "--ingest-rejects", rejects, "--ingest-rejects-max-mib", "1")
+
+	// Two batches of twenty invalid lines of 60,000 bytes, each its own.
+	sent := map[string]bool{}
+	var last []string
+	for b := range 2 {
+		var batch strings.Builder
+		last = last[:0]
+		for i := range 20 {
+			line := fmt.Sprintf(`{"batch":%d,"line":%d,"junk":"%s"}`, b, i, strings.Repeat("x", 60_000))
+			sent[line], last = true, append(last, line)
+			batch.WriteString(line + "\n")
+		}
+		status, body := postEdgeLogs(t, "http://"+ingestAddr, key, batch.String())
+		if status != 200 || !strings.Contains(body, `"rejected":20`) {
+			t.Fatalf("batch %d: %d %s", b, status, body)
+		}
+	}
+
+	kept := map[string]bool{}
+	for _, name := range []string{rejects, rejects + ".1"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(data) > 1<<20 {
+			t.Errorf("%s holds %d bytes, past the 1 MiB bound", name, len(data))
+		}
+		if len(data) == 0 || data[len(data)-1] != '\n' {
+			t.Errorf("%s does not end with a whole line", name)
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+			if !sent[line] {
+				t.Errorf("%s holds a line that was not sent whole: %.80s…", name, line)
+			}
+			kept[line] = true
+		}
+	}
+	for _, line := range last {
+		if !kept[line] {
+			t.Errorf("the newest batch's line %.40s… is not kept", line)
+		}
 	}
 }

@@ -85,7 +85,8 @@ func TestMonitoringKitQueries(t *testing.T) {
 	}
 	followAddr := freeAddr(t)
 	followInProcess(t, "--db", db, "--metrics-addr", followAddr, edgeLog)
-	srv := startServe(t, nil, "--db", db, "--rate-limit", "10000", "--rate-limit-redis", redis.URL)
+	// The ingest address, with no batch sent: its counters exist at 0.
+	srv := startServe(t, nil, "--db", db, "--rate-limit", "10000", "--rate-limit-redis", redis.URL, "--ingest-addr", freeAddr(t))
 
 	// Prometheus, scraping both every second and evaluating the rules as
 	// often, with the kit's scrape jobs pointed at them.
@@ -178,6 +179,8 @@ scrape_configs:
 		"CdnapiStoreErrors":          "no store call fails",
 		"CdnapiFollowerStoreErrors":  "no follower store call fails",
 		"CdnapiFollowerLag":          "the follower commits within a second",
+		"CdnapiEdgeLogStoreErrors":   "no batch is sent to the ingest address",
+		"CdnapiEdgeLogRejectedLines": "no batch is sent to the ingest address",
 		"CdnapiWebhookBacklog":       "no webhook is registered",
 		"CdnapiWebhookGaveUp":        "no webhook is registered",
 		"CdnapiRateLimitUnchecked":   "Redis answers",

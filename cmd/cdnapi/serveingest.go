@@ -1,11 +1,11 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +13,7 @@ import (
 	"github.com/cdnapi/cdnapi"
 	"github.com/cdnapi/cdnapi/api"
 	"github.com/cdnapi/cdnapi/internal/edgelog"
+	"github.com/cdnapi/cdnapi/internal/follow"
 	"github.com/cdnapi/cdnapi/internal/httpapi"
 	"github.com/cdnapi/cdnapi/internal/ratelimit"
 )
@@ -25,6 +26,7 @@ type ingestFlags struct {
 	rateLimit     *int
 	rateBurst     *int
 	rejects       *string
+	rejectsMiB    *int64
 }
 
 func addIngestFlags(fs *flag.FlagSet) ingestFlags {
@@ -35,6 +37,8 @@ func addIngestFlags(fs *flag.FlagSet) ingestFlags {
 		rateLimit:     fs.Int("ingest-rate-limit", 0, "batches per second allowed to each edge key on average; 0: no limit"),
 		rateBurst:     fs.Int("ingest-rate-burst", 0, "batches an edge key may send at once (default: twice --ingest-rate-limit)"),
 		rejects:       fs.String("ingest-rejects", "", "append each rejected line of a committed batch to this file, as follow --rejects does"),
+		rejectsMiB: fs.Int64("ingest-rejects-max-mib", 100, "the --ingest-rejects file's bound in MiB: past it the file is renamed FILE.1 (replacing the one before) "+
+			"and a new one begun, so rejects take at most twice this, whatever the edges send"),
 	}
 }
 
@@ -42,6 +46,8 @@ func (f ingestFlags) validate() error {
 	switch {
 	case *f.addr == "" && (*f.rateLimit != 0 || *f.rateBurst != 0 || *f.rejects != ""):
 		return usageError{"--ingest-rate-limit, --ingest-rate-burst and --ingest-rejects need --ingest-addr"}
+	case *f.rejectsMiB <= 0:
+		return usageError{"--ingest-rejects-max-mib must be positive"}
 	case *f.maxBatchBytes <= 0:
 		return usageError{"--ingest-max-batch-bytes must be positive"}
 	case *f.rateLimit < 0 || *f.rateBurst < 0:
@@ -54,11 +60,13 @@ func (f ingestFlags) validate() error {
 
 // handler returns the ingest listener's handler, writing into st; closers
 // are to run once it has stopped.
-func (f ingestFlags) handler(cfg serveConfig, st edgelog.Store, keys httpapi.KeyVerifier, reg prometheus.Registerer,
+func (f ingestFlags) handler(ctx context.Context, cfg serveConfig, st edgelog.Store, keys httpapi.KeyVerifier, reg prometheus.Registerer,
 	metrics *httpapi.Metrics, logger, accessLog *slog.Logger) (_ http.Handler, closers []func() error, err error) {
 	rcfg := edgelog.Config{Metrics: edgelog.NewMetrics(reg), Logger: logger}
 	if *f.rejects != "" {
-		file, err := os.OpenFile(*f.rejects, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+		// Edges, the least trusted machines, choose what lands in this
+		// file: it is bounded and rotated as follow's is.
+		file, err := follow.OpenRejects(*f.rejects, *f.rejectsMiB<<20)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--ingest-rejects: %w", err)
 		}
@@ -74,6 +82,13 @@ func (f ingestFlags) handler(cfg serveConfig, st edgelog.Store, keys httpapi.Key
 		limiter = ratelimit.NewMemory(ratelimit.Policy{Rate: rate, Burst: burst})
 	}
 	receiver := edgelog.New(st, rcfg)
+	// The regions now, so that their metrics exist at 0 from the start; a
+	// store that cannot answer yet leaves them to the first batch.
+	rctx, cancel := context.WithTimeout(ctx, max(cfg.storeTimeout, ingestStoreTimeout))
+	if err := receiver.ReadRegions(rctx); err != nil {
+		logger.Warn("ingest: regions not read at start; the first batch reads them", "err", err)
+	}
+	cancel()
 	closers = append([]func() error{receiver.Close}, closers...) // the committer first: it may write rejects
 	return httpapi.NewIngest(httpapi.IngestConfig{
 		Keys: keys, Receiver: receiver, Limiter: limiter,

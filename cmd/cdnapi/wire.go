@@ -185,7 +185,7 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 		}), logger, svc.draining)
 	}
 	if l := svc.listeners.ingest; l != nil {
-		h, closers, err := cfg.ingest.handler(cfg, st, keys, registry, metrics, logger, accessLog)
+		h, closers, err := cfg.ingest.handler(ctx, cfg, st, keys, registry, metrics, logger, accessLog)
 		if err != nil {
 			for _, l := range svc.listeners.all() {
 				l.l.Close()

@@ -18,7 +18,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -65,10 +64,6 @@ type Counts struct {
 	FirstRejection     string
 	FirstRejectionLine int
 }
-
-// ErrBody is wrapped in Receive's error when the body is neither NDJSON
-// nor a JSON array of log lines.
-var ErrBody = errors.New("the body is neither NDJSON nor a JSON array of log lines")
 
 // regionRefresh is how often, at most, the regions are read again when a
 // line names one the receiver does not know: it may have been added since.
@@ -119,18 +114,10 @@ func (r *Receiver) parser(ctx context.Context, stale bool) (versioned, error) {
 	version := r.version
 	r.mu.Unlock()
 	if need {
-		regions, err := r.st.ListRegions(ctx)
-		if err != nil {
+		var err error
+		if version, err = r.readRegions(ctx); err != nil {
 			return versioned{}, err
 		}
-		if regions == nil {
-			regions = []cdnapi.Region{}
-		}
-		r.mu.Lock()
-		r.regions, r.regionsRead = regions, r.cfg.Now()
-		r.version++
-		version = r.version
-		r.mu.Unlock()
 	}
 	if v, ok := r.parsers.Get().(versioned); ok && v.version == version {
 		return v, nil
@@ -140,18 +127,44 @@ func (r *Receiver) parser(ctx context.Context, stale bool) (versioned, error) {
 	return versioned{p: ingest.NewEdgeParser(r.regions), version: r.version}, nil
 }
 
+// ReadRegions reads the regions now, rather than on the first batch, so
+// that the metrics of each region exist from the start, at 0: an alert on
+// their rate then needs no `or vector(0)`. Regions added later get theirs
+// when a batch names them.
+func (r *Receiver) ReadRegions(ctx context.Context) error {
+	_, err := r.readRegions(ctx)
+	return err
+}
+
+// readRegions reads the regions from the store and returns their version.
+func (r *Receiver) readRegions(ctx context.Context) (uint64, error) {
+	regions, err := r.st.ListRegions(ctx)
+	if err != nil {
+		return 0, err
+	}
+	if regions == nil {
+		regions = []cdnapi.Region{}
+	}
+	for _, rg := range regions {
+		r.cfg.Metrics.known(rg.Code)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.regions, r.regionsRead = regions, r.cfg.Now()
+	r.version++
+	return r.version, nil
+}
+
 // Receive parses body, the lines of one batch sent with an edge key of
 // region, and commits the assets of its listed lines in one transaction.
 // Lines of another region are rejected. It returns what became of the
-// lines once they are committed, and only then. A body of the wrong shape
-// is an error wrapping ErrBody; any other error is the store's, and
-// nothing of the batch was written.
+// lines once they are committed, and only then. An error is the store's
+// (or ctx's), and the batch is to be sent again: it was not acknowledged,
+// though it may have been written with the batches it was merged with
+// (commit.go), which the retry then writes again, as the same rows.
 func (r *Receiver) Receive(ctx context.Context, region string, body []byte) (Counts, error) {
 	var c Counts
-	lines, err := splitLines(body)
-	if err != nil {
-		return c, err
-	}
+	lines := splitLines(body)
 	v, err := r.parser(ctx, false)
 	if err != nil {
 		return c, err
@@ -190,6 +203,11 @@ func (r *Receiver) Receive(ctx context.Context, region string, body []byte) (Cou
 		switch {
 		case err != nil:
 			reject(i, line, err.Error(), false)
+		case req.RefusedByNginx:
+			// nginx's own 400 or 414, answered before the server block set
+			// the region: any scanner makes them. Skipped, as follow skips
+			// them, rather than rejected as another region's.
+			c.Skipped++
 		case req.Region != region:
 			reject(i, line, fmt.Sprintf("region: %s; want %s, the region of this edge key", req.Region, region), true)
 		case !req.Listed:
@@ -217,31 +235,46 @@ func (r *Receiver) Receive(ctx context.Context, region string, body []byte) (Cou
 	return c, nil
 }
 
+// rejectsChunk bounds one write to Config.Rejects. Each write holds whole
+// lines (a rejected line is at most ingest.MaxLineBytes), so that a
+// bounded file, which rotates before a write that would pass its bound
+// (follow.RejectsFile), rotates between lines, never within one.
+const rejectsChunk = ingest.MaxLineBytes + 1
+
 // writeRejects appends the rejected lines of a committed batch to
 // Config.Rejects, each batch's lines together.
 func (r *Receiver) writeRejects(lines [][]byte) {
 	if r.cfg.Rejects == nil {
 		return
 	}
-	var b bytes.Buffer
-	for _, l := range lines {
-		b.Write(l)
-		b.WriteByte('\n')
-	}
 	r.rejectsMu.Lock()
 	defer r.rejectsMu.Unlock()
-	if _, err := r.cfg.Rejects.Write(b.Bytes()); err != nil {
-		r.cfg.Logger.Error("edge log: cannot keep the rejected lines", "err", err)
+	b := make([]byte, 0, rejectsChunk)
+	for i, l := range lines {
+		b = append(append(b, l...), '\n')
+		if i+1 < len(lines) && len(b)+len(lines[i+1])+1 <= rejectsChunk {
+			continue
+		}
+		if _, err := r.cfg.Rejects.Write(b); err != nil {
+			r.cfg.Logger.Error("edge log: cannot keep the rejected lines", "err", err)
+			return
+		}
+		b = b[:0]
 	}
 }
 
 // splitLines returns the lines of body: the elements of a JSON array when
 // it is one (objects as they were sent, strings as the line they hold),
-// else its lines, without blank ones and without a trailing \r.
-func splitLines(body []byte) ([][]byte, error) {
+// else its lines, without blank ones and without a trailing \r. A body
+// that starts with [ and is not one JSON array is read as lines: a log
+// line is never an array, so its lines are each rejected or taken on
+// their own, as in any NDJSON batch, rather than the whole batch refused.
+func splitLines(body []byte) [][]byte {
 	trimmed := bytes.TrimLeft(body, " \t\r\n")
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		return arrayLines(trimmed)
+		if lines, ok := arrayLines(trimmed); ok {
+			return lines
+		}
 	}
 	var lines [][]byte
 	for len(body) > 0 {
@@ -257,27 +290,27 @@ func splitLines(body []byte) ([][]byte, error) {
 		}
 		lines = append(lines, line)
 	}
-	return lines, nil
+	return lines
 }
 
-// arrayLines returns the elements of a JSON array of log lines. An
+// arrayLines returns the elements of body, if it is one JSON array. An
 // element that is a string is the line it holds, for shippers that send
 // each message as a JSON string.
-func arrayLines(body []byte) ([][]byte, error) {
+func arrayLines(body []byte) ([][]byte, bool) {
 	var raw []json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, fmt.Errorf("%w: a body that starts with [ must be one JSON array", ErrBody)
+		return nil, false
 	}
 	lines := make([][]byte, 0, len(raw))
 	for _, el := range raw {
 		if len(el) > 0 && el[0] == '"' {
 			var s string
 			if err := json.Unmarshal(el, &s); err != nil {
-				return nil, fmt.Errorf("%w: %v", ErrBody, err)
+				return nil, false // not reached: the array is valid JSON
 			}
 			el = []byte(s)
 		}
 		lines = append(lines, el)
 	}
-	return lines, nil
+	return lines, true
 }

@@ -123,12 +123,37 @@ func TestReceiveArray(t *testing.T) {
 	if err != nil || c.Taken != 2 {
 		t.Fatalf("Receive(array of strings) = %+v, %v", c, err)
 	}
-	_, err = r.Receive(t.Context(), "FRA1", []byte("["+line(5, "FRA1", 200)))
-	if !errors.Is(err, edgelog.ErrBody) {
-		t.Errorf("Receive(a cut array) = %v, want ErrBody", err)
+	// A body that starts with [ and is not one array is read as lines: a
+	// cut array is one line, rejected; NDJSON whose first line is junk
+	// that starts with [ keeps its valid lines.
+	c, err = r.Receive(t.Context(), "FRA1", []byte("["+line(5, "FRA1", 200)))
+	if err != nil || c.Lines != 1 || c.Rejected != 1 || c.Taken != 0 {
+		t.Errorf("Receive(a cut array) = %+v, %v, want its one line rejected", c, err)
 	}
-	if n := len(countAssets(t, st)); n != 4 {
-		t.Errorf("%d assets, want 4", n)
+	ndjson := "[junk] from a shipper\n" + line(6, "FRA1", 200) + "\n" + line(7, "FRA1", 200) + "\n"
+	c, err = r.Receive(t.Context(), "FRA1", []byte(ndjson))
+	if err != nil || c.Lines != 3 || c.Rejected != 1 || c.Taken != 2 || c.FirstRejectionLine != 1 {
+		t.Errorf("Receive(NDJSON whose first line starts with [) = %+v, %v, want 2 taken, line 1 rejected", c, err)
+	}
+	if n := len(countAssets(t, st)); n != 6 {
+		t.Errorf("%d assets, want 6", n)
+	}
+}
+
+// TestReceiveNginxRefusal: nginx's own 400 or 414 to a request it could
+// not read has no region, as the follower sees it; through an edge key it
+// is skipped, as follow skips it, not rejected as another region's line.
+func TestReceiveNginxRefusal(t *testing.T) {
+	st := newStore(t, teststore.Engines[0])
+	var rejects bytes.Buffer
+	r := edgelog.New(st, edgelog.Config{Rejects: &rejects})
+	refused := `{"request_id":"00000000000000000000000000000009","msec":1764072187.100,"region":"","request_method":"","uri":"","status":400,"body_bytes_sent":150,"upstream_cache_status":""}`
+	c, err := r.Receive(t.Context(), "FRA1", []byte(refused+"\n"+line(1, "FRA1", 200)+"\n"))
+	if err != nil || c.Lines != 2 || c.Taken != 1 || c.Skipped != 1 || c.Rejected != 0 {
+		t.Errorf("Receive = %+v, %v; want nginx's refusal skipped and the other line taken", c, err)
+	}
+	if rejects.Len() != 0 {
+		t.Errorf("rejects kept: %q", rejects.String())
 	}
 }
 

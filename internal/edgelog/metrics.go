@@ -42,6 +42,21 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
+// results are the values of cdnapi_edgelog_lines_total's result label.
+var results = []string{"taken", "skipped", "rejected", "other_region"}
+
+// known makes the counters of region exist, at 0.
+func (m *Metrics) known(region string) {
+	if m == nil {
+		return
+	}
+	for _, r := range results {
+		m.lines.WithLabelValues(region, r)
+	}
+	m.batches.WithLabelValues(region)
+	m.storeErrors.WithLabelValues(region)
+}
+
 func (m *Metrics) storeFailed(region string) {
 	if m != nil {
 		m.storeErrors.WithLabelValues(region).Inc()

@@ -67,6 +67,8 @@ var (
 		"this endpoint answers only POST, with a batch of edge log lines")
 	errEncoding = cdnapi.Errorf(cdnapi.CodeEncodingUnsupported, "",
 		"Content-Encoding must be gzip, zstd or none")
+	errBodyIncomplete = cdnapi.Errorf(cdnapi.CodeBodyIncomplete, "",
+		"the batch did not arrive whole (the connection was cut, or the body took longer than the read timeout) and nothing of it was written: send it again")
 )
 
 // NewIngest returns the handler of the ingest listener: POST EdgeLogsPath
@@ -163,11 +165,7 @@ func (ing *ingestHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	counts, err := ing.cfg.Receiver.Receive(ctx, id.Region, body)
-	switch {
-	case errors.Is(err, edgelog.ErrBody):
-		writeError(w, r, cdnapi.Errorf(cdnapi.CodeParameterInvalid, "", "%s", err.Error()))
-		return
-	case err != nil:
+	if err != nil {
 		writeError(w, r, storeError(r, err))
 		return
 	}
@@ -203,7 +201,9 @@ func (ing *ingestHandler) identify(r *http.Request) (cdnapi.KeyIdentity, error) 
 }
 
 // readBody reads the whole body, decoded, within MaxBatchBytes as sent
-// and as decoded (a small gzip body can decode to gigabytes).
+// and as decoded (a small gzip body can decode to gigabytes). A body that
+// did not arrive whole is errBodyIncomplete, whatever the decoder made of
+// its cut end, so that the shipper sends it again rather than drop it.
 func (ing *ingestHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	limit := ing.cfg.MaxBatchBytes
 	tooLarge := cdnapi.Errorf(cdnapi.CodeBodyTooLarge, "",
@@ -211,26 +211,11 @@ func (ing *ingestHandler) readBody(w http.ResponseWriter, r *http.Request) ([]by
 	if r.ContentLength > limit {
 		return nil, tooLarge
 	}
-	var body io.Reader = http.MaxBytesReader(w, r.Body, limit)
-	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
-	case "", "identity":
-	case "gzip", "x-gzip":
-		zr, err := gzip.NewReader(body)
-		if err != nil {
-			return nil, bodyError(err, tooLarge)
-		}
-		body = zr
-	case "zstd":
-		zr, err := zstd.NewReader(body, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(limit)))
-		if err != nil {
-			return nil, bodyError(err, tooLarge)
-		}
-		defer zr.Close()
-		body = zr
-	default:
-		return nil, errEncoding
+	wire := &wireReader{r: r.Body}
+	data, err := decodeBody(http.MaxBytesReader(w, io.NopCloser(wire), limit), r.Header.Get("Content-Encoding"), limit)
+	if err != nil && wire.err != nil {
+		return nil, errBodyIncomplete
 	}
-	data, err := io.ReadAll(io.LimitReader(body, limit+1))
 	if err != nil {
 		return nil, bodyError(err, tooLarge)
 	}
@@ -240,9 +225,52 @@ func (ing *ingestHandler) readBody(w http.ResponseWriter, r *http.Request) ([]by
 	return data, nil
 }
 
-// bodyError is the error to answer for a body that could not be read:
-// tooLarge past the limit, else a 400 that says the coding is broken.
+// wireReader is a request's body that keeps the error of the connection
+// under it: a read timeout, or io.ErrUnexpectedEOF for a body cut short
+// of its Content-Length or its last chunk.
+type wireReader struct {
+	r   io.Reader
+	err error
+}
+
+func (w *wireReader) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	if err != nil && err != io.EOF {
+		w.err = err
+	}
+	return n, err
+}
+
+// decodeBody reads body, decoded as encoding says, up to limit+1 bytes.
+func decodeBody(body io.Reader, encoding string, limit int64) ([]byte, error) {
+	switch strings.ToLower(strings.TrimSpace(encoding)) {
+	case "", "identity":
+	case "gzip", "x-gzip":
+		zr, err := gzip.NewReader(body)
+		if err != nil {
+			return nil, err
+		}
+		body = zr
+	case "zstd":
+		zr, err := zstd.NewReader(body, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(uint64(limit)))
+		if err != nil {
+			return nil, err
+		}
+		defer zr.Close()
+		body = zr
+	default:
+		return nil, errEncoding
+	}
+	return io.ReadAll(io.LimitReader(body, limit+1))
+}
+
+// bodyError is the error to answer for a body that arrived whole and could
+// not be read: tooLarge past the limit, errEncoding for an unknown coding,
+// else a 400 that says the coding is broken.
 func bodyError(err error, tooLarge *cdnapi.Error) error {
+	if errors.Is(err, errEncoding) {
+		return errEncoding
+	}
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok || errors.Is(err, zstd.ErrDecoderSizeExceeded) || errors.Is(err, zstd.ErrWindowSizeExceeded) {
 		return tooLarge
 	}

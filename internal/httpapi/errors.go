@@ -27,6 +27,10 @@ var errorStatus = map[string]int{
 	cdnapi.CodeRateLimited:            http.StatusTooManyRequests,
 	cdnapi.CodeInternal:               http.StatusInternalServerError,
 	cdnapi.CodeStorageUnavailable:     http.StatusServiceUnavailable,
+	// 503, not 408 or 400: shippers send again what got a 5xx (syslog-ng's
+	// http() by default, and deploy/syslog-ng's response-action), and drop
+	// what got a 4xx, while a body cut off in transit is no client's fault.
+	cdnapi.CodeBodyIncomplete: http.StatusServiceUnavailable,
 }
 
 // errorType returns the error type of API.md for an HTTP status.
