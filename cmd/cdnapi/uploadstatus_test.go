@@ -73,14 +73,16 @@ func TestUploadComponents(t *testing.T) {
 
 	t.Run("clamd stopped", func(t *testing.T) {
 		p.clam.Stop(t)
-		// Counted from the moment clamd has exited (Stop waits for it),
-		// and read before each read of the status: a round counts its
-		// probe before it publishes, so n holds the round that published
-		// major_outage and none after it. Two intervals are then at most
-		// two rounds: the one in progress when clamd exited, whose PING
-		// may have been answered before, and the next, whose PING cannot
-		// be. Counted in rounds rather than seconds, so that a loaded
-		// machine, which stretches them, does not fail it.
+		// Counted from the moment clamd has exited (Stop waits for it;
+		// rounds during its shutdown, which may already fail, are not
+		// counted), and read before each read of the status: a round
+		// counts its probe before it publishes, so n counts no round after
+		// the one that published major_outage, however late the poll.
+		// Two intervals are then at most two rounds: the one in progress
+		// when clamd exited, whose PING may have been answered before,
+		// and the next, whose PING cannot be. Counted in rounds rather
+		// than seconds, so that a loaded machine, which stretches them,
+		// does not fail it.
 		rounds := countRounds(t, p.serve.admin)
 		start := time.Now()
 		n := 0
