@@ -380,6 +380,8 @@ func TestRunFailsClearly(t *testing.T) {
 			"--edge-addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"}, nil, false, "address already in use"},
 		{"short secret", []string{"serve", "--db", db, "--cursor-secret", "short"}, nil, true, "16 bytes"},
 		{"bad project", []string{"serve", "--db", db, "--project", "a b"}, nil, true, "--project"},
+		{"canary project", []string{"serve", "--db", db, "--project", "cdnapi-canary"}, nil, true,
+			`--project "cdnapi-canary" is reserved for the upload canary; choose another`},
 		{"bad log format", []string{"serve", "--log-format", "xml"}, nil, true, "log-format"},
 		{"relative public URL", []string{"serve", "--public-url", "/status"}, nil, true, "--public-url"},
 		{"public URL with a query", []string{"serve", "--public-url", "https://status.example.com/?a=1"}, nil, true, "--public-url"},

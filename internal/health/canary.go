@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -58,13 +57,16 @@ type Canary struct {
 	cfg  CanaryConfig
 	name string // this canary's name prefix, unique to the process
 
-	mu    sync.Mutex
-	last  error // of the last round trip; errNoRoundTrip before the first
-	first chan struct{}
-	once  sync.Once
+	mu       sync.Mutex
+	measured bool  // a round trip has finished
+	last     error // of the last round trip
 }
 
-var errNoRoundTrip = errors.New("no canary round trip has finished yet")
+// errFirstInFlight is why the upload service is not measured yet: serve
+// starts the canary with its status, and the first round trip takes over
+// a second, through listeners that serve only once the first status is
+// made. An upload still in flight is no failure.
+var errFirstInFlight = fmt.Errorf("%w: the upload canary's first round trip has not finished", ErrNotMeasured)
 
 // NewCanary returns a Canary. It starts nothing.
 func NewCanary(cfg CanaryConfig) *Canary {
@@ -84,7 +86,7 @@ func NewCanary(cfg CanaryConfig) *Canary {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	cfg.UploadURL = strings.TrimSuffix(cfg.UploadURL, "/")
-	return &Canary{cfg: cfg, name: "canary-" + randomHex(6), last: errNoRoundTrip, first: make(chan struct{})}
+	return &Canary{cfg: cfg, name: "canary-" + randomHex(6)}
 }
 
 // Run makes a round trip every Interval until ctx ends.
@@ -103,9 +105,8 @@ func (c *Canary) Run(ctx context.Context) {
 			c.cfg.Logger.Warn("health: upload canary", "error", err, "took", took.Round(time.Millisecond))
 		}
 		c.mu.Lock()
-		c.last = err
+		c.measured, c.last = true, err
 		c.mu.Unlock()
-		c.once.Do(func() { close(c.first) })
 		select {
 		case <-ctx.Done():
 			return
@@ -115,16 +116,16 @@ func (c *Canary) Run(ctx context.Context) {
 }
 
 // Probe returns the status's probe of the upload service: the result of
-// the last round trip. Before the first has finished, it waits for it
-// within the probe's time.
+// the last round trip, from memory. Before the first has finished it
+// returns ErrNotMeasured: waiting for it would outlast a status round, and
+// reading the wait as a failure would report an outage at every start.
 func (c *Canary) Probe() Probe {
-	return func(ctx context.Context) error {
-		select {
-		case <-c.first:
-		case <-ctx.Done():
-		}
+	return func(context.Context) error {
 		c.mu.Lock()
 		defer c.mu.Unlock()
+		if !c.measured {
+			return errFirstInFlight
+		}
 		return c.last
 	}
 }

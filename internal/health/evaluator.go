@@ -115,14 +115,16 @@ type measurement struct {
 	status      cdnapi.Status
 	took        time.Duration // how long the probe took; zero when nothing was probed
 	err         error         // why the component is not operational; logged with a change
-	notDeployed bool          // nothing to probe: see notDeployed
+	notDeployed bool          // nothing measured, not deployed or not yet: see notDeployed
 }
 
 // notDeployed is the measurement of a component the deployment does not
 // have (a nil probe). Reading it operational would claim a measurement no
 // one made, and major_outage an outage of something that was never in
 // service; under_maintenance says "not in service here", ranks below every
-// fault, and, like a drain, opens no incident.
+// fault, and, like a drain, opens no incident. A component whose first
+// measurement is still in flight (ErrNotMeasured) reads the same, for the
+// same reason.
 var notDeployed = measurement{status: cdnapi.StatusUnderMaintenance, notDeployed: true,
 	err: errors.New("not deployed here: nothing is configured to measure it")}
 

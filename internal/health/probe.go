@@ -42,13 +42,25 @@ func (e *Evaluator) readOverrides(ctx context.Context) ([]cdnapi.ComponentOverri
 }
 
 // Probe measures a component: nil means it works, an error that wraps
-// cdnapi.ErrDegraded that it works poorly, and any other error that it does
-// not work. It must honour ctx, which ends after PingTimeout.
+// cdnapi.ErrDegraded that it works poorly, one that wraps ErrNotMeasured
+// that no measurement is made yet, and any other error that it does not
+// work. It must honour ctx, which ends after PingTimeout.
 type Probe func(ctx context.Context) error
+
+// ErrNotMeasured is what a Probe returns while its first measurement is
+// still in flight (the upload canary's first round trip after a start).
+// The component then reads as one not deployed (see notDeployed): no
+// measurement is claimed, and none is reported as a failure.
+var ErrNotMeasured = errors.New("not measured yet")
 
 // probe runs p within PingTimeout and judges it.
 func (e *Evaluator) probe(ctx context.Context, p Probe) measurement {
 	took, err := e.within(ctx, p)
+	if errors.Is(err, ErrNotMeasured) {
+		m := notDeployed
+		m.err = err
+		return m
+	}
 	return e.judge(took, err)
 }
 
