@@ -128,7 +128,7 @@ func streamEnvWith(t *testing.T, streams *StatusStreams) (*env, *StatusStreams, 
 }
 
 // TestStatusStream: the document at once, as GET /api/v1/status has it;
-// a change pushed within a poll; heartbeats; Last-Event-ID resumes.
+// a change pushed when the evaluator publishes it; heartbeats; Last-Event-ID resumes.
 func TestStatusStream(t *testing.T) {
 	e, _, eval := streamEnv(t, 10, 150*time.Millisecond)
 	res, err := http.Get(e.apiURL + pathStatusStream)
