@@ -10,7 +10,8 @@ import (
 )
 
 // TestStreamDoesNotHoldShutdown: an open status stream ends when serve
-// drains, so shutdown does not wait out --shutdown-timeout for it.
+// drains, so shutdown does not wait out --shutdown-timeout for it, and
+// without the document that says this process is draining.
 func TestStreamDoesNotHoldShutdown(t *testing.T) {
 	db := "sqlite:" + filepath.Join(t.TempDir(), "stream.db")
 	s := startServe(t, nil, "--db", db, "--shutdown-timeout", "10s")
@@ -22,11 +23,16 @@ func TestStreamDoesNotHoldShutdown(t *testing.T) {
 	sc := bufio.NewScanner(res.Body)
 	for sc.Scan() && !strings.HasPrefix(sc.Text(), "data: ") {
 	}
-	ended := make(chan struct{})
+	// The data lines after the first, until the stream ends.
+	ended := make(chan []string, 1)
 	go func() {
+		var events []string
 		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				events = append(events, data)
+			}
 		}
-		close(ended)
+		ended <- events
 	}()
 	start := time.Now()
 	if err := s.stop(); err != nil {
@@ -38,7 +44,15 @@ func TestStreamDoesNotHoldShutdown(t *testing.T) {
 		t.Errorf("shutdown took %v with a stream open, want well under the 10s timeout", took)
 	}
 	select {
-	case <-ended:
+	case events := <-ended:
+		// The draining document (API under_maintenance) describes this
+		// process alone: a page that got it would show the API under
+		// maintenance while the rest of the fleet serves.
+		for _, data := range events {
+			if strings.Contains(data, `{"name":"API","status":"under_maintenance"}`) {
+				t.Errorf("the stream sent the draining document before it ended: %s", data)
+			}
+		}
 	case <-time.After(time.Second):
 		t.Error("the stream did not end")
 	}

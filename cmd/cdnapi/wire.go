@@ -246,8 +246,12 @@ func (svc *service) run(ctx context.Context) error {
 		// Report maintenance and fail /readyz while draining, so that
 		// load balancers take the process out before it closes.
 		svc.draining.Store(true)
+		// Streams first: browsers reconnect to the processes that stay.
+		// The draining document is this process's alone, and streams it
+		// woke would push it to pages, which would show the API under
+		// maintenance while the fleet serves.
+		svc.streams.Close()
 		svc.status.SetDraining()
-		svc.streams.Close() // browsers reconnect to the processes that stay
 		stopPruning()
 	}
 	err := serveUntilDone(ctx, svc.logger, svc.listeners.all(), drain)

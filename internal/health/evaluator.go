@@ -89,6 +89,9 @@ type Evaluator struct {
 	store Store
 	cfg   Config
 	doc   atomic.Pointer[cdnapi.StatusDocument]
+	// next is closed, and replaced, each time a document is published:
+	// see Changed.
+	next atomic.Pointer[chan struct{}]
 
 	round sync.Mutex // serialises rounds, so that documents are published in order
 
@@ -169,6 +172,8 @@ func New(store Store, cfg Config) *Evaluator {
 		e.regions = append(e.regions, &regionState{RegionProbe: p})
 	}
 	e.probed.Store(&map[string]cdnapi.Status{})
+	next := make(chan struct{})
+	e.next.Store(&next)
 	// The probes' failure counters exist from the start, at 0, so that an
 	// alert on their rate needs no `or vector(0)`: the store's always, a
 	// upload service's, the scanner's and a region's when configured.
@@ -361,5 +366,15 @@ func (e *Evaluator) publishLocked(logChanges bool) cdnapi.StatusDocument {
 		e.published = statuses
 	}
 	e.doc.Store(doc)
+	// After the store: a reader that took the old channel wakes and reads
+	// this document; one that takes the new one reads it already.
+	next := make(chan struct{})
+	close(*e.next.Swap(&next))
 	return e.Document()
 }
+
+// Changed returns a channel that is closed when a document is published
+// after this call, whether or not a status in it changed. A waiter takes
+// it before it reads Document, so that no publication falls between the
+// two unseen: the status streams wait on it rather than poll.
+func (e *Evaluator) Changed() <-chan struct{} { return *e.next.Load() }

@@ -313,6 +313,47 @@ func TestSetDrainingRepublishesAtOnce(t *testing.T) {
 	}
 }
 
+// TestChangedWakesOnPublish: the channel of Changed is closed by the next
+// publication (a round, SetDraining), never by a canceled round, and the
+// document read after taking it is at least as new as the one it signals:
+// the status streams sleep on it instead of polling.
+func TestChangedWakesOnPublish(t *testing.T) {
+	closed := func(c <-chan struct{}) bool {
+		select {
+		case <-c:
+			return true
+		default:
+			return false
+		}
+	}
+	e := New(teststore.SQLite(t), Config{Now: fixedClock})
+	first := e.Changed()
+	if closed(first) {
+		t.Fatal("Changed is closed before any publication")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	e.Evaluate(ctx)
+	if closed(first) {
+		t.Error("a canceled round, which publishes nothing, closed Changed")
+	}
+	e.Evaluate(context.Background())
+	if !closed(first) {
+		t.Fatal("a round published a document and Changed is still open")
+	}
+	second := e.Changed()
+	if closed(second) {
+		t.Fatal("Changed taken after a round is closed already")
+	}
+	e.SetDraining()
+	if !closed(second) {
+		t.Fatal("SetDraining published a document and Changed is still open")
+	}
+	if s := statusOf(e.Document(), cdnapi.ComponentAPI); s != cdnapi.StatusUnderMaintenance {
+		t.Errorf("API is %s once Changed signalled the drain, want under_maintenance", s)
+	}
+}
+
 // When the store fails, the overrides read before stay in force, and
 // Storage shows the failure.
 func TestKeepsOverridesWhileStoreFails(t *testing.T) {

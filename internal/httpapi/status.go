@@ -9,8 +9,11 @@ import (
 // StatusSource provides the status document. The health package's evaluator
 // implements it: it evaluates the components in the background and keeps
 // the latest document in memory, so Document never blocks on the store.
+// Changed returns a channel closed at the next publication of a document,
+// which the status streams wait on; take it before calling Document.
 type StatusSource interface {
 	Document() cdnapi.StatusDocument
+	Changed() <-chan struct{}
 }
 
 // notDeployedSource is a StatusSource that also knows which components

@@ -1678,9 +1678,12 @@ type ClientInterface interface {
 	// only if it changed meanwhile, even across a server restart or
 	// another process. A comment line every 15 seconds keeps proxies from
 	// closing the connection; `retry: 1000` asks for a reconnect after a
-	// second. A process holds at most 500 streams: more get 429
-	// `rate_limited` with `Retry-After`, and so do new streams once the
-	// process is shutting down, which ends the open ones. Takes no
+	// second. A process holds at most 500 streams, and one client address
+	// at most 20 of them (`--stream-max-per-client`; an IPv6 address
+	// counts by its /64, and behind `--trusted-proxies` the forwarded
+	// address counts, not the proxy's): more get 429 `rate_limited` with
+	// `Retry-After`, and so do new streams once the process is shutting
+	// down, which ends the open ones. A closed stream frees its slot. Takes no
 	// parameters. `/status` uses it, and polls when it fails.
 	//
 	// Corresponds with GET /api/v1/status/stream (the `StreamStatus` operationId).
@@ -2166,9 +2169,12 @@ func (c *Client) PreflightIncidentsFeed(ctx context.Context, reqEditors ...Reque
 // only if it changed meanwhile, even across a server restart or
 // another process. A comment line every 15 seconds keeps proxies from
 // closing the connection; `retry: 1000` asks for a reconnect after a
-// second. A process holds at most 500 streams: more get 429
-// `rate_limited` with `Retry-After`, and so do new streams once the
-// process is shutting down, which ends the open ones. Takes no
+// second. A process holds at most 500 streams, and one client address
+// at most 20 of them (`--stream-max-per-client`; an IPv6 address
+// counts by its /64, and behind `--trusted-proxies` the forwarded
+// address counts, not the proxy's): more get 429 `rate_limited` with
+// `Retry-After`, and so do new streams once the process is shutting
+// down, which ends the open ones. A closed stream frees its slot. Takes no
 // parameters. `/status` uses it, and polls when it fails.
 //
 // Corresponds with GET /api/v1/status/stream (the `StreamStatus` operationId).
@@ -3801,9 +3807,12 @@ type ClientWithResponsesInterface interface {
 	// only if it changed meanwhile, even across a server restart or
 	// another process. A comment line every 15 seconds keeps proxies from
 	// closing the connection; `retry: 1000` asks for a reconnect after a
-	// second. A process holds at most 500 streams: more get 429
-	// `rate_limited` with `Retry-After`, and so do new streams once the
-	// process is shutting down, which ends the open ones. Takes no
+	// second. A process holds at most 500 streams, and one client address
+	// at most 20 of them (`--stream-max-per-client`; an IPv6 address
+	// counts by its /64, and behind `--trusted-proxies` the forwarded
+	// address counts, not the proxy's): more get 429 `rate_limited` with
+	// `Retry-After`, and so do new streams once the process is shutting
+	// down, which ends the open ones. A closed stream frees its slot. Takes no
 	// parameters. `/status` uses it, and polls when it fails.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -7828,9 +7837,12 @@ func (c *ClientWithResponses) PreflightIncidentsFeedWithResponse(ctx context.Con
 // only if it changed meanwhile, even across a server restart or
 // another process. A comment line every 15 seconds keeps proxies from
 // closing the connection; `retry: 1000` asks for a reconnect after a
-// second. A process holds at most 500 streams: more get 429
-// `rate_limited` with `Retry-After`, and so do new streams once the
-// process is shutting down, which ends the open ones. Takes no
+// second. A process holds at most 500 streams, and one client address
+// at most 20 of them (`--stream-max-per-client`; an IPv6 address
+// counts by its /64, and behind `--trusted-proxies` the forwarded
+// address counts, not the proxy's): more get 429 `rate_limited` with
+// `Retry-After`, and so do new streams once the process is shutting
+// down, which ends the open ones. A closed stream frees its slot. Takes no
 // parameters. `/status` uses it, and polls when it fails.
 //
 // Returns a wrapper object for the known response body format(s).

@@ -224,9 +224,11 @@ type Handler interface {
 	// without `updated_at`. A client that reconnects with `Last-Event-ID` (browsers' `EventSource` do) is
 	// sent the document only if it changed meanwhile, even across a server restart or another process. A
 	// comment line every 15 seconds keeps proxies from closing the connection; `retry: 1000` asks for a
-	// reconnect after a second. A process holds at most 500 streams: more get 429 `rate_limited` with
-	// `Retry-After`, and so do new streams once the process is shutting down, which ends the open ones.
-	// Takes no parameters. `/status` uses it, and polls when it fails.
+	// reconnect after a second. A process holds at most 500 streams, and one client address at most 20 of
+	// them (`--stream-max-per-client`; an IPv6 address counts by its /64, and behind `--trusted-proxies`
+	// the forwarded address counts, not the proxy's): more get 429 `rate_limited` with `Retry-After`, and
+	// so do new streams once the process is shutting down, which ends the open ones. A closed stream frees
+	// its slot. Takes no parameters. `/status` uses it, and polls when it fails.
 	//
 	// GET /api/v1/status/stream
 	StreamStatus(ctx context.Context, params StreamStatusParams) (StreamStatusRes, error)
