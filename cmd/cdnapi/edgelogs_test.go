@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cdnapi/cdnapi/internal/follow"
+	"github.com/cdnapi/cdnapi/internal/httpapi"
 )
 
 // The tests of this file run serve with its ingest listener, and send it
@@ -208,5 +211,46 @@ func TestIngestRejectsBounded(t *testing.T) {
 		if !kept[line] {
 			t.Errorf("the newest batch's line %.40s… is not kept", line)
 		}
+	}
+}
+
+// TestIngestReadTimeout: the ingest address reads a batch within
+// --ingest-read-timeout, not the other listeners' 10 s, and a batch still
+// arriving when it runs out gets 503 body_incomplete, which shippers send
+// again, with nothing of it taken.
+func TestIngestReadTimeout(t *testing.T) {
+	db := migratedDB(t, "edge.db")
+	mustRunCmd(t, demoRegionsNDJSON(t), "ingest", "regions", "--db", db)
+	edgeKey := newProjectKey(t, db, "--scope", "edge", "--region", "FRA1")
+	ingestAddr := freeAddr(t)
+	srv := startServe(t, nil, "--db", db, "--ingest-addr", ingestAddr, "--ingest-read-timeout", "300ms")
+
+	c, err := net.Dial("tcp", ingestAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	line := edgeLogLine(1, "FRA1") + "\n"
+	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/x-ndjson\r\nContent-Length: %d\r\n\r\n%s",
+		httpapi.EdgeLogsPath, ingestAddr, edgeKey, 2*len(line), line) // half of what it announced, then nothing
+	c.SetReadDeadline(time.Now().Add(2 * time.Minute)) // a guard against a hang, not a measure
+	res, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer to a batch cut short: %v", err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "body_incomplete") || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("a batch cut short by --ingest-read-timeout: %d %s (Retry-After %q), want 503 body_incomplete with Retry-After",
+			res.StatusCode, b, res.Header.Get("Retry-After"))
+	}
+	resp, err := http.Get(srv.edge + "/api/v1/assets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.Contains(string(b), fmt.Sprintf("%032x", 1)) {
+		t.Errorf("a line of the batch cut short is listed: %s", b)
 	}
 }

@@ -18,6 +18,15 @@ import (
 	"github.com/cdnapi/cdnapi/internal/ratelimit"
 )
 
+// defaultIngestReadTimeout is the time a batch may take to arrive: the
+// other listeners' 10 s would cut the shipped config's 8 MiB batches on a
+// link under 7 Mbit/s, an edge catching up over a slow uplink, for good,
+// since the same batch is sent again. A minute carries them at 1.2 Mbit/s
+// and 16 MiB ones (--ingest-max-batch-bytes) at 2.3; a client that stalls
+// holds one connection that long, which the rate limit and the commit
+// slots, not the read, bound.
+const defaultIngestReadTimeout = time.Minute
+
 // ingestFlags are serve's flags of the ingest listener, where edges' log
 // shippers send their lines (README: Edges anywhere).
 type ingestFlags struct {
@@ -27,6 +36,7 @@ type ingestFlags struct {
 	rateBurst     *int
 	rejects       *string
 	rejectsMiB    *int64
+	readTimeout   *time.Duration
 }
 
 func addIngestFlags(fs *flag.FlagSet) ingestFlags {
@@ -37,6 +47,8 @@ func addIngestFlags(fs *flag.FlagSet) ingestFlags {
 		rateLimit:     fs.Int("ingest-rate-limit", 0, "batches per second allowed to each edge key on average; 0: no limit"),
 		rateBurst:     fs.Int("ingest-rate-burst", 0, "batches an edge key may send at once (default: twice --ingest-rate-limit)"),
 		rejects:       fs.String("ingest-rejects", "", "append each rejected line of a committed batch to this file, as follow --rejects does"),
+		readTimeout: fs.Duration("ingest-read-timeout", defaultIngestReadTimeout, "time a batch's request may take to arrive whole, "+
+			"headers and body; one cut short gets 503 body_incomplete and is sent again, so a link too slow for it never gets a batch through"),
 		rejectsMiB: fs.Int64("ingest-rejects-max-mib", 100, "the --ingest-rejects file's bound in MiB: past it the file is renamed FILE.1 (replacing the one before) "+
 			"and a new one begun, so rejects take at most twice this, whatever the edges send"),
 	}
@@ -46,6 +58,8 @@ func (f ingestFlags) validate() error {
 	switch {
 	case *f.addr == "" && (*f.rateLimit != 0 || *f.rateBurst != 0 || *f.rejects != ""):
 		return usageError{"--ingest-rate-limit, --ingest-rate-burst and --ingest-rejects need --ingest-addr"}
+	case *f.readTimeout <= 0:
+		return usageError{"--ingest-read-timeout must be positive"}
 	case *f.rejectsMiB <= 0:
 		return usageError{"--ingest-rejects-max-mib must be positive"}
 	case *f.maxBatchBytes <= 0:

@@ -193,6 +193,11 @@ func wireServe(ctx context.Context, cfg serveConfig, st store, logger, accessLog
 			return nil, err
 		}
 		l.srv = newServer(h, logger, svc.draining)
+		// A batch may take --ingest-read-timeout to arrive, and its answer
+		// comes only after its commit: the write deadline, which runs from
+		// the request's headers, leaves the store its time after the read.
+		l.srv.ReadTimeout = *cfg.ingest.readTimeout
+		l.srv.WriteTimeout = *cfg.ingest.readTimeout + l.srv.WriteTimeout
 		svc.closers = append(svc.closers, closers...)
 	}
 	return svc, nil
