@@ -85,8 +85,11 @@ func TestMonitoringKitQueries(t *testing.T) {
 	}
 	followAddr := freeAddr(t)
 	followInProcess(t, "--db", db, "--metrics-addr", followAddr, edgeLog)
-	// The ingest address, with no batch sent: its counters exist at 0.
-	srv := startServe(t, nil, "--db", db, "--rate-limit", "10000", "--rate-limit-redis", redis.URL, "--ingest-addr", freeAddr(t))
+	// The ingest address, where an edge of SIN1 ships its lines, with an
+	// edge key of its own (the hit ratio counts both ways in).
+	edgeKey := newProjectKey(t, db, "--scope", "edge", "--region", "SIN1")
+	ingestAddr := freeAddr(t)
+	srv := startServe(t, nil, "--db", db, "--rate-limit", "10000", "--rate-limit-redis", redis.URL, "--ingest-addr", ingestAddr)
 
 	// Prometheus, scraping both every second and evaluating the rules as
 	// often, with the kit's scrape jobs pointed at them.
@@ -115,9 +118,10 @@ scrape_configs:
 		defer resp.Body.Close()
 	}
 
-	// Traffic: pages of the API and the edge listener, a 404, and edge
-	// requests in the follower's log, HIT and MISS in two regions, until
-	// Prometheus has rates of them all (two scrapes with traffic between).
+	// Traffic: pages of the API and the edge listener, a 404, edge
+	// requests in the follower's log, HIT and MISS in two regions, and a
+	// HIT of SIN1 shipped to the ingest address, until Prometheus has
+	// rates of them all (two scrapes with traffic between).
 	c := &http.Client{Timeout: 5 * time.Second}
 	n := 0
 	traffic := func() {
@@ -139,6 +143,10 @@ scrape_configs:
 			fmt.Fprintf(f, `{"request_id":"%032x","msec":%d.%03d,"region":"%s","request_method":"GET","uri":"/f/%d.bin","status":200,"body_bytes_sent":100,"upstream_cache_status":"%s"}`+"\n",
 				n, now.Unix(), now.Nanosecond()/1e6, r.region, n, r.cache)
 		}
+		n++
+		if status, body := postEdgeLogs(t, "http://"+ingestAddr, edgeKey, edgeLogLine(n, "SIN1")); status != http.StatusOK {
+			t.Fatalf("a batch of SIN1 to the ingest address: %d %s", status, body)
+		}
 	}
 	ready := []string{
 		`up{job="cdnapi"} == 1`,
@@ -147,7 +155,8 @@ scrape_configs:
 		`rate(cdnapi_http_requests_total{listener="edge"}[5m]) > 0`,
 		`rate(cdnapi_follow_assets_total{cache_status="HIT"}[5m]) > 0`,
 		`listener:cdnapi_http_request_duration_seconds:p99_5m{listener="edge"}`,
-		`region:cdnapi_follow_assets_hit:ratio_rate5m{region="AMS1"}`,
+		`region:cdnapi_assets_hit:ratio_rate5m{region="AMS1"}`,
+		`region:cdnapi_assets_hit:ratio_rate5m{region="SIN1"}`,
 	}
 	deadline := time.Now().Add(90 * time.Second)
 	for {
@@ -179,14 +188,19 @@ scrape_configs:
 		"CdnapiStoreErrors":          "no store call fails",
 		"CdnapiFollowerStoreErrors":  "no follower store call fails",
 		"CdnapiFollowerLag":          "the follower commits within a second",
-		"CdnapiEdgeLogStoreErrors":   "no batch is sent to the ingest address",
-		"CdnapiEdgeLogRejectedLines": "no batch is sent to the ingest address",
+		"CdnapiEdgeLogStoreErrors":   "every batch to the ingest address commits",
+		"CdnapiEdgeLogRejectedLines": "the ingest address's lines are all valid",
 		"CdnapiWebhookBacklog":       "no webhook is registered",
 		"CdnapiWebhookGaveUp":        "no webhook is registered",
 		"CdnapiRateLimitUnchecked":   "Redis answers",
 		"CdnapiRateLimitRedisDown":   "Redis answers",
 		"CdnapiWALOverLimit":         "the WAL stays small",
 	}
+	// An alert over a quantile of the test's few answers: on a loaded
+	// machine one answer over 250 ms among them lifts the p99 over its
+	// threshold (the real alert waits 10 minutes). It must still parse and
+	// read metrics that have data.
+	mayFireUnderLoad := map[string]bool{"CdnapiHighLatency": true}
 	exprs := kitExpressions(t)
 	metricName := regexp.MustCompile(`\b(?:up|[a-z_:]*cdnapi_[a-z0-9_:]*)\b`)
 	names := map[string]bool{}
@@ -200,8 +214,8 @@ scrape_configs:
 			t.Errorf("%s: %s: no data", e.where, e.expr)
 		case len(res) == 0 && mayBeEmpty[e.alert] == "":
 			t.Errorf("%s: %s: no data, and the alert is not listed as one that may be empty", e.where, e.expr)
-		case len(res) > 0 && e.alert != "":
-			t.Errorf("%s fires while all is well: %s: %v", e.where, e.expr, res)
+		case len(res) > 0 && e.alert != "" && !mayFireUnderLoad[e.alert]:
+			t.Errorf("%s fires while all is well: %s: %s", e.where, e.expr, res)
 		}
 		if e.alert != "" {
 			alerts++

@@ -225,7 +225,7 @@ func (r *Receiver) Receive(ctx context.Context, region string, body []byte) (Cou
 		}
 	}
 	c.Taken = len(assets)
-	r.cfg.Metrics.committed(region, c, time.Since(start), at, r.cfg.Now())
+	r.cfg.Metrics.committed(region, c, assets, time.Since(start), at, r.cfg.Now())
 	if c.Rejected > 0 {
 		r.cfg.Logger.Warn("edge log: rejected lines of a batch", "region", region,
 			"rejected", c.Rejected, "other_region", c.OtherRegion, "lines", c.Lines,

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/cdnapi/cdnapi"
 )
 
 // Metrics are a Receiver's Prometheus metrics, by the region of the edge
@@ -11,6 +13,7 @@ import (
 // *Metrics records nothing.
 type Metrics struct {
 	lines       *prometheus.CounterVec
+	assets      *prometheus.CounterVec
 	batches     *prometheus.CounterVec
 	storeErrors *prometheus.CounterVec
 	commitTime  *prometheus.HistogramVec
@@ -24,6 +27,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "cdnapi_edgelog_lines_total",
 			Help: "Lines of committed batches by the sending key's region and result: taken (an asset), skipped (valid, not a listed request), rejected (invalid) or other_region (of another region than the key's, rejected too)."},
 			[]string{"region", "result"}),
+		// As the follower's cdnapi_follow_assets_total, so that the
+		// dashboard's hit ratio by region counts the edges that ship
+		// their lines here as well as those followed on their machine.
+		assets: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "cdnapi_edgelog_assets_total",
+			Help: "Assets committed, by the sending key's region and cache status (HIT, MISS, …; \"\" for a request that did not go through the cache)."},
+			[]string{"region", "cache_status"}),
 		batches: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "cdnapi_edgelog_batches_total", Help: "Batches committed and acknowledged, by the key's region."},
 			[]string{"region"}),
@@ -38,7 +48,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "From nginx logging a request ($msec) to its asset being committed, per taken line: the shipper's batching and buffering included.",
 			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300}}, []string{"region"}),
 	}
-	reg.MustRegister(m.lines, m.batches, m.storeErrors, m.commitTime, m.delay)
+	reg.MustRegister(m.lines, m.assets, m.batches, m.storeErrors, m.commitTime, m.delay)
 	return m
 }
 
@@ -64,8 +74,8 @@ func (m *Metrics) storeFailed(region string) {
 }
 
 // committed records a batch of region committed at now, taking took, whose
-// taken lines were logged at the times at.
-func (m *Metrics) committed(region string, c Counts, took time.Duration, at []time.Time, now time.Time) {
+// taken lines are assets, logged at the times at.
+func (m *Metrics) committed(region string, c Counts, assets []cdnapi.Asset, took time.Duration, at []time.Time, now time.Time) {
 	if m == nil {
 		return
 	}
@@ -73,6 +83,9 @@ func (m *Metrics) committed(region string, c Counts, took time.Duration, at []ti
 	m.lines.WithLabelValues(region, "skipped").Add(float64(c.Skipped))
 	m.lines.WithLabelValues(region, "rejected").Add(float64(c.Rejected - c.OtherRegion))
 	m.lines.WithLabelValues(region, "other_region").Add(float64(c.OtherRegion))
+	for _, a := range assets {
+		m.assets.WithLabelValues(region, string(a.CacheStatus)).Inc()
+	}
 	m.batches.WithLabelValues(region).Inc()
 	m.commitTime.WithLabelValues(region).Observe(took.Seconds())
 	d := m.delay.WithLabelValues(region)
