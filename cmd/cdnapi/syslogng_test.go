@@ -303,3 +303,50 @@ func TestSyslogNGKeyNotYetLoaded(t *testing.T) {
 		t.Error("no batch was refused: serve loaded the key before syslog-ng's first batch, and the retry of a 401 went untested")
 	}
 }
+
+// TestSyslogNGShipperKilled: the shipper itself is killed with SIGKILL
+// while serve is down and its disk buffer holds lines it could not send,
+// and more requests are logged while it is down. Restarted, it sends what
+// its buffer kept and reads the rest of the log from its persisted
+// position; each request is stored exactly once (a line it sends twice is
+// upserted, by its request ID, into the same row).
+func TestSyslogNGShipperKilled(t *testing.T) {
+	nginxtest.Require(t)
+	syslogngtest.Require(t)
+	const files = 20
+	_, edge, _ := cdnOnLoopback(t, files)
+	db := migratedDB(t, "edge.db")
+	mustRunCmd(t, demoRegionsNDJSON(t), "ingest", "regions", "--db", db)
+	key := newProjectKey(t, db, "--scope", "edge", "--region", "FRA1")
+	ingestAddr := freeAddr(t)
+	p := &serveProc{t: t, addr: ingestAddr, args: []string{"--db", db, "--ingest-addr", ingestAddr}}
+	p.start()
+	defer func() { p.kill() }()
+	shipper := startEdgeShipper(t, edge.LogPath(), ingestAddr, key)
+
+	served := load(t, edge.URL(), files, 200, func(int) {})
+	storedOnce(t, db, served, 60*time.Second, shipper.Logs)
+
+	// serve down: syslog-ng fails to send, and keeps the lines.
+	failed := strings.Count(shipper.Logs(), shipperFailure)
+	p.kill()
+	for id := range load(t, edge.URL(), files, 300, func(int) {}) {
+		served[id] = true
+	}
+	deadline := time.Now().Add(60 * time.Second) // a guard against a hang
+	for strings.Count(shipper.Logs(), shipperFailure) == failed {
+		if time.Now().After(deadline) {
+			t.Fatalf("syslog-ng did not try to send within 60 s of serve's kill:\n%s", shipper.Logs())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The shipper killed, and requests logged while it is down.
+	shipper.Kill()
+	for id := range load(t, edge.URL(), files, 200, func(int) {}) {
+		served[id] = true
+	}
+	shipper.Start()
+	p.start()
+	took := storedOnce(t, db, served, 120*time.Second, shipper.Logs)
+	t.Logf("%d requests stored once each, %v after serve and syslog-ng were back", len(served), took.Round(time.Millisecond))
+}
